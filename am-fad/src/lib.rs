@@ -1,0 +1,52 @@
+//! Remote fetch-and-add on u64 words of any rank: the lock of a remote
+//! work-stealing deque, served in the mode selected at build time.
+//!
+//! - `fad-rdma-emulated`: Active Messages served by a communication-assisting
+//!   thread that polls continuously (the victim's worker is never interrupted);
+//! - `fad-am`: Active Messages served by the worker when it polls (at every
+//!   spawn, in scheduler loops, while waiting);
+//! - `fad-native`: GASNet-EX atomic domains (`gex_AD`).
+//!
+//! Status: this crate currently fixes the mode selection (features, names);
+//! the three services arrive with the am-fad issue.
+
+#[cfg(not(any(feature = "fad-rdma-emulated", feature = "fad-am", feature = "fad-native")))]
+compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (none is selected)");
+
+#[cfg(any(
+    all(feature = "fad-rdma-emulated", any(feature = "fad-am", feature = "fad-native")),
+    all(feature = "fad-am", feature = "fad-native"),
+))]
+compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (two or more are selected; add `--no-default-features` to drop the default `fad-native`)");
+
+/// A fetch-and-add mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// AMs served by a communication-assisting polling thread.
+    RdmaEmulated,
+    /// AMs served by the worker at its poll points.
+    Am,
+    /// GASNet-EX remote atomics.
+    Native,
+}
+
+impl Mode {
+    /// The mode's name in JSON and on command lines.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Mode::RdmaEmulated => "rdma-emulated",
+            Mode::Am => "am",
+            Mode::Native => "native",
+        }
+    }
+}
+
+/// The mode selected by this build's cargo feature.
+#[cfg(all(feature = "fad-rdma-emulated", not(any(feature = "fad-am", feature = "fad-native"))))]
+pub const MODE: Mode = Mode::RdmaEmulated;
+/// The mode selected by this build's cargo feature.
+#[cfg(all(feature = "fad-am", not(feature = "fad-native")))]
+pub const MODE: Mode = Mode::Am;
+/// The mode selected by this build's cargo feature.
+#[cfg(all(feature = "fad-native", not(any(feature = "fad-am", feature = "fad-rdma-emulated"))))]
+pub const MODE: Mode = Mode::Native;

@@ -1,0 +1,107 @@
+//! Remote atomics on u64 words: GASNet-EX atomic domains (`gex_AD`).
+//!
+//! The GASNet-EX rule (see DESIGN.md "Remote atomics rules"): while atomic
+//! domain operations may target a word, *every* access to that word must go
+//! through the same domain: no CPU loads, stores or atomics and no RMA on it,
+//! not even by its owner. Targets are segment addresses of the target rank.
+//!
+//! Where a conduit cannot do the operation in shared memory (udp, mpi, ibv in
+//! GASNet-EX 2021.3, for targets outside the PSHM neighbourhood) GASNet
+//! carries it by Active Messages: the target must poll for it to complete.
+
+use crate::{raw, Gasnet};
+
+/// The operations a domain is created for (a `GEX_OP_*` mask).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ops(u32);
+
+impl Ops {
+    pub const FETCH_ADD: Ops = Ops(raw::UAT_OP_FADD);
+    pub const COMPARE_SWAP: Ops = Ops(raw::UAT_OP_FCAS);
+    pub const SET: Ops = Ops(raw::UAT_OP_SET);
+    pub const GET: Ops = Ops(raw::UAT_OP_GET);
+    /// Everything [`AtomicDomain`] offers.
+    pub const ALL: Ops = Ops(raw::UAT_OP_FADD | raw::UAT_OP_FCAS | raw::UAT_OP_SET | raw::UAT_OP_GET);
+}
+
+impl std::ops::BitOr for Ops {
+    type Output = Ops;
+    fn bitor(self, rhs: Ops) -> Ops {
+        Ops(self.0 | rhs.0)
+    }
+}
+
+/// An atomic domain over u64 words of every rank's segment.
+pub struct AtomicDomain {
+    ad: raw::gex_AD_t,
+    ops: u32,
+    gasnet: Gasnet,
+}
+
+// SAFETY: GASNet-EX in PAR mode allows any thread to use a domain.
+unsafe impl Send for AtomicDomain {}
+// SAFETY: as above; operations take &self and GASNet synchronises them.
+unsafe impl Sync for AtomicDomain {}
+
+impl Gasnet {
+    /// Creates a u64 atomic domain for `ops`. Collective: every rank calls it,
+    /// in the same order as its other domain creations.
+    pub fn atomic_domain(self, ops: Ops) -> AtomicDomain {
+        let mut ad = std::ptr::null_mut();
+        // SAFETY: init succeeded; ad is a valid out pointer.
+        let code = unsafe { raw::uat_ad_create_u64(&mut ad, ops.0 as _, 0) };
+        assert_eq!(code, 0, "gex_AD_Create failed");
+        AtomicDomain { ad, ops: ops.0, gasnet: self }
+    }
+}
+
+impl AtomicDomain {
+    #[inline]
+    #[track_caller]
+    fn op(&self, op: u32, rank: u32, addr: usize, a: u64, b: u64) -> u64 {
+        assert!(self.ops & op != 0, "operation {op:#x} was not requested when this atomic domain was created");
+        assert!(rank < self.gasnet.size(), "atomic on rank {rank} of a {}-rank job", self.gasnet.size());
+        let seg = self.gasnet.segment(rank);
+        assert!(addr % 8 == 0 && seg.contains(addr, 8), "atomic on {addr:#x}: not an aligned u64 in rank {rank}'s segment");
+        // SAFETY: a live domain; the target is an aligned word inside the
+        // target's segment (checked above).
+        unsafe { raw::uat_ad_op_u64(self.ad, rank, addr as *mut _, op as _, a, b, 0) }
+    }
+
+    /// Atomically adds `value` to the word at `rank`:`addr`; returns the old value.
+    #[inline]
+    #[track_caller]
+    pub fn fetch_add(&self, rank: u32, addr: usize, value: u64) -> u64 {
+        self.op(raw::UAT_OP_FADD, rank, addr, value, 0)
+    }
+
+    /// Atomically replaces the word with `new` if it equals `current`;
+    /// returns the old value (equal to `current` on success).
+    #[inline]
+    #[track_caller]
+    pub fn compare_swap(&self, rank: u32, addr: usize, current: u64, new: u64) -> u64 {
+        self.op(raw::UAT_OP_FCAS, rank, addr, current, new)
+    }
+
+    /// Atomically stores `value`.
+    #[inline]
+    #[track_caller]
+    pub fn set(&self, rank: u32, addr: usize, value: u64) {
+        self.op(raw::UAT_OP_SET, rank, addr, value, 0);
+    }
+
+    /// Atomically loads the word.
+    #[inline]
+    #[track_caller]
+    pub fn get(&self, rank: u32, addr: usize) -> u64 {
+        self.op(raw::UAT_OP_GET, rank, addr, 0, 0)
+    }
+}
+
+impl Drop for AtomicDomain {
+    fn drop(&mut self) {
+        // SAFETY: the domain is live and dropped once. (Destroy is
+        // collective in the spec; GASNet 2021.3 frees local state only.)
+        unsafe { raw::uat_ad_destroy(self.ad) }
+    }
+}

@@ -1,0 +1,189 @@
+//! The process's GASNet-EX client: init, ranks, the segment, exit.
+
+use std::ffi::{c_char, c_int, CStr, CString};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::OnceLock;
+
+use crate::{launch, raw, Error, CONDUIT};
+
+/// Proof that GASNet-EX is initialised in this process: every operation is a
+/// method on it. Zero-sized and `Copy`, so keeping it costs nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct Gasnet {
+    _initialised: (),
+}
+
+/// A rank's segment: the memory remote operations may target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Start address in the owning rank's address space (what RMA and
+    /// atomics name).
+    pub base: usize,
+    /// Length in bytes.
+    pub size: usize,
+    /// Where the segment is mapped in *this* process through PSHM, if it is.
+    pub local: Option<usize>,
+}
+
+impl Segment {
+    /// Whether `[addr, addr + len)` lies inside the segment.
+    #[inline]
+    pub fn contains(&self, addr: usize, len: usize) -> bool {
+        addr >= self.base && len <= self.size && addr - self.base <= self.size - len
+    }
+}
+
+static INITIALISED: AtomicBool = AtomicBool::new(false);
+// Read on hot paths; set once by init (Relaxed suffices: published before
+// any other thread of ours exists, and fixed afterwards).
+static RANK: AtomicU32 = AtomicU32::new(0);
+static SIZE: AtomicU32 = AtomicU32::new(0);
+static SEGMENTS: OnceLock<Vec<Segment>> = OnceLock::new();
+
+fn error_name(code: c_int) -> String {
+    // SAFETY: gasnet_ErrorName returns a static string for any code.
+    unsafe { CStr::from_ptr(raw::gasnet_ErrorName(code)) }.to_string_lossy().into_owned()
+}
+
+impl Gasnet {
+    /// Starts GASNet-EX (`gex_Client_Init`) with the process's full argument
+    /// list (`std::env::args()`), after checking that a multi-process conduit
+    /// was started by its launcher. Returns the handle and the arguments left
+    /// after GASNet took its own (parse the program's options from these).
+    ///
+    /// On smp with `GASNET_PSHM_NODES=N` this is where the N ranks are forked.
+    /// Call it from `main` before any other thread exists, and never inside a
+    /// libtest test.
+    pub fn init(args: Vec<String>, client_name: &str) -> Result<(Gasnet, Vec<String>), Error> {
+        launch::check(CONDUIT, &args, |k| std::env::var(k).ok())?;
+        if INITIALISED.swap(true, Ordering::SeqCst) {
+            return Err(Error::AlreadyInitialized);
+        }
+        // GASNet may keep and rewrite argv: hand it a leaked, NULL-terminated
+        // copy that lives as long as the process.
+        let owned: Vec<CString> = args.into_iter().map(|a| CString::new(a).unwrap_or_default()).collect();
+        let mut ptrs: Vec<*mut c_char> = owned.into_iter().map(CString::into_raw).collect();
+        ptrs.push(std::ptr::null_mut());
+        let mut argc = (ptrs.len() - 1) as c_int;
+        let mut argv = Box::leak(ptrs.into_boxed_slice()).as_mut_ptr();
+        let name = CString::new(client_name).unwrap_or_default();
+        // SAFETY: argc/argv describe a valid NULL-terminated array of C
+        // strings that outlives the process; init runs once (checked above).
+        let code = unsafe { raw::uat_init(&mut argc, &mut argv, name.as_ptr()) };
+        if code != raw::UAT_OK as c_int {
+            return Err(Error::Init { code, name: error_name(code) });
+        }
+        // SAFETY: GASNet returned an argv of `argc` valid C strings.
+        let rest = (0..argc as usize)
+            .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
+            .collect();
+        // SAFETY: init succeeded.
+        unsafe {
+            RANK.store(raw::uat_rank(), Ordering::Relaxed);
+            SIZE.store(raw::uat_size(), Ordering::Relaxed);
+        }
+        Ok((Gasnet { _initialised: () }, rest))
+    }
+
+    /// The handle, if [`Gasnet::init`] has succeeded in this process.
+    pub fn current() -> Option<Gasnet> {
+        INITIALISED.load(Ordering::Acquire).then_some(Gasnet { _initialised: () })
+    }
+
+    /// This process's rank in `0..size()`.
+    #[inline]
+    pub fn rank(self) -> u32 {
+        RANK.load(Ordering::Relaxed)
+    }
+
+    /// The number of ranks in the job.
+    #[inline]
+    pub fn size(self) -> u32 {
+        SIZE.load(Ordering::Relaxed)
+    }
+
+    /// Whether this GASNet build uses PSHM (shared memory between the ranks
+    /// of a host).
+    pub fn pshm(self) -> bool {
+        // SAFETY: reads a compile-time constant.
+        unsafe { raw::uat_pshm_enabled() != 0 }
+    }
+
+    /// The ranks that share memory with this one (PSHM neighbourhood), this
+    /// one included.
+    pub fn neighbourhood(self) -> Vec<u32> {
+        let mut info: *const raw::gex_RankInfo_t = std::ptr::null_mut();
+        let (mut count, mut me) = (0, 0);
+        // SAFETY: init succeeded; GASNet fills a table it owns.
+        unsafe { raw::gex_System_QueryNbrhdInfo(&mut info, &mut count, &mut me) };
+        // SAFETY: the table has `count` entries and lives as long as GASNet.
+        (0..count as usize).map(|i| unsafe { (*info.add(i)).gex_jobrank }).collect()
+    }
+
+    /// The largest segment this process may attach.
+    pub fn max_segment_size(self) -> usize {
+        // SAFETY: init succeeded.
+        unsafe { raw::uat_max_local_segment() as usize }
+    }
+
+    /// Collectively attaches this rank's segment of `bytes` bytes and learns
+    /// every rank's segment bounds. Every rank must call it once. An error
+    /// leaves the job in an undefined state: report it and [`Gasnet::exit`].
+    pub fn attach_segment(self, bytes: usize) -> Result<Segment, Error> {
+        let max = self.max_segment_size();
+        if bytes > max {
+            return Err(Error::SegmentTooLarge { requested: bytes, max });
+        }
+        // SAFETY: init succeeded; attach is called once (SEGMENTS is unset).
+        assert!(SEGMENTS.get().is_none(), "attach_segment called twice");
+        let code = unsafe { raw::uat_segment_attach(bytes as _) };
+        if code != raw::UAT_OK as c_int {
+            return Err(Error::Attach { code, name: error_name(code), requested: bytes });
+        }
+        let segments = (0..self.size())
+            .map(|rank| {
+                let (mut owner, mut local, mut size) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
+                // SAFETY: the segment is attached on every rank (collective).
+                let code = unsafe { raw::uat_segment_query(rank, &mut owner, &mut local, &mut size) };
+                assert_eq!(code, raw::UAT_OK as c_int, "gex_Segment_QueryBound failed for rank {rank}");
+                Segment { base: owner as usize, size: size as usize, local: (!local.is_null()).then_some(local as usize) }
+            })
+            .collect();
+        let segments = SEGMENTS.get_or_init(|| segments);
+        Ok(segments[self.rank() as usize])
+    }
+
+    /// `rank`'s segment. Panics before [`Gasnet::attach_segment`].
+    #[inline]
+    pub fn segment(self, rank: u32) -> Segment {
+        let segments = SEGMENTS.get().expect("the GASNet segment is not attached yet");
+        segments[rank as usize]
+    }
+
+    /// Ends the whole job with `code` (`gasnet_exit`): every rank exits.
+    pub fn exit(self, code: i32) -> ! {
+        use std::io::Write;
+        let _ = std::io::stdout().flush();
+        let _ = std::io::stderr().flush();
+        // SAFETY: init succeeded; gasnet_exit may be called from any thread.
+        unsafe { raw::uat_exit(code) }
+    }
+
+    /// Prints `[rank R] error: msg` and ends the whole job with exit code 1.
+    pub fn fail(self, msg: impl std::fmt::Display) -> ! {
+        eprintln!("[rank {}] error: {msg}", self.rank());
+        self.exit(1)
+    }
+
+    /// Makes any panic on this process end the whole job: the message is
+    /// printed with the rank, then `gasnet_exit(101)`. Without this a panicking
+    /// rank would leave its peers waiting for it forever.
+    pub fn exit_job_on_panic(self) {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            eprint!("[rank {}] ", self.rank());
+            previous(info);
+            self.exit(101);
+        }));
+    }
+}

@@ -1,0 +1,56 @@
+//! Barriers and the events of non-blocking operations.
+
+use crate::{raw, Gasnet};
+
+/// A pending non-blocking operation (`gex_Event_t`). Completes once; dropping
+/// an unfinished event waits for it (GASNet requires every event be synced).
+#[must_use = "an event must be tested or waited for"]
+pub struct Event(Option<raw::gex_Event_t>);
+
+impl Event {
+    /// Whether the operation has completed (polls nothing itself).
+    pub fn test(&mut self) -> bool {
+        match self.0 {
+            None => true,
+            // SAFETY: a live event of this process; a successful test
+            // consumes it, so it is forgotten.
+            Some(ev) => {
+                let done = unsafe { raw::uat_event_test(ev) } != 0;
+                if done {
+                    self.0 = None;
+                }
+                done
+            }
+        }
+    }
+
+    /// Blocks (polling) until the operation has completed.
+    pub fn wait(mut self) {
+        if let Some(ev) = self.0.take() {
+            // SAFETY: a live event, consumed here.
+            unsafe { raw::uat_event_wait(ev) }
+        }
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        if let Some(ev) = self.0.take() {
+            // SAFETY: as in wait.
+            unsafe { raw::uat_event_wait(ev) }
+        }
+    }
+}
+
+impl Gasnet {
+    /// Starts a barrier over all ranks.
+    pub fn barrier_nb(self) -> Event {
+        // SAFETY: init succeeded.
+        Event(Some(unsafe { raw::uat_barrier_nb() }))
+    }
+
+    /// A barrier over all ranks; polls (runs handlers) while waiting.
+    pub fn barrier(self) {
+        self.barrier_nb().wait()
+    }
+}

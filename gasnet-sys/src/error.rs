@@ -1,0 +1,52 @@
+//! Errors a user can act on: bad launch, bad configuration, GASNet failures.
+
+use std::fmt;
+
+/// What went wrong, phrased so that the message says what to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Error {
+    /// A udp/mpi/ibv program was started without its launcher.
+    NotLaunched { conduit: &'static str, why: String },
+    /// `Gasnet::init` was called twice in one process.
+    AlreadyInitialized,
+    /// `gex_Client_Init` failed.
+    Init { code: i32, name: String },
+    /// A segment larger than GASNet allows on this machine was requested.
+    SegmentTooLarge { requested: usize, max: usize },
+    /// `gex_Segment_Attach` failed.
+    Attach { code: i32, name: String, requested: usize },
+    /// Active Message handler registration was refused.
+    Handlers { why: String },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const MIB: f64 = (1u64 << 20) as f64;
+        match self {
+            Error::NotLaunched { conduit, why } => write!(
+                f,
+                "this is a {conduit}-conduit program and it was not started by its launcher ({why}).\n\
+                 Start it with: scripts/run.sh --conduit {conduit} -n <ranks> -- <program> [args...]\n\
+                 (launching by hand with the conduit's own launcher also works: set {}=1 for it)",
+                crate::LAUNCHED_ENV
+            ),
+            Error::AlreadyInitialized => write!(f, "GASNet-EX is already initialised in this process (Gasnet::init may be called once)"),
+            Error::Init { code, name } => write!(f, "GASNet-EX client initialisation failed: {name} (code {code})"),
+            Error::SegmentTooLarge { requested, max } => write!(
+                f,
+                "a GASNet segment of {:.1} MiB was requested but this machine allows at most {:.1} MiB per process; \
+                 ask for less, or raise GASNet's limit with GASNET_MAX_SEGSIZE (e.g. GASNET_MAX_SEGSIZE=4G, at most the physical memory shared by the ranks of a host)",
+                *requested as f64 / MIB,
+                *max as f64 / MIB
+            ),
+            Error::Attach { code, name, requested } => write!(
+                f,
+                "attaching a GASNet segment of {:.1} MiB failed: {name} (code {code}); try a smaller segment or a larger GASNET_MAX_SEGSIZE",
+                *requested as f64 / MIB
+            ),
+            Error::Handlers { why } => write!(f, "Active Message handler registration failed: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,72 @@
+//! GASNet-EX for the uni-address threads runtime: the raw bindings and the one
+//! safe layer over them.
+//!
+//! Everything above this crate (am-fad, uni-threads, the benchmarks) talks to
+//! the network through the safe API here; the raw bindings (bindgen over
+//! GASNet-EX's headers plus a C shim for its macro and inline API, see
+//! `shim/uat_shim.h`) are private to this crate, so no other crate can call
+//! raw FFI.
+//!
+//! # Model
+//! GASNet-EX is a per-process singleton: [`Gasnet::init`] starts it once
+//! (with the process's real arguments, some of which belong to the spawner),
+//! and returns [`Gasnet`], a zero-sized `Copy` handle that proves the library
+//! is up. Every operation is a method on it, so none can run before init.
+//! One client, one endpoint and the primordial team per process.
+//!
+//! - [`Gasnet::attach_segment`]: the collective segment attach; afterwards
+//!   every rank's segment bounds are known ([`Gasnet::segment`]).
+//! - [`am`]: Active Message handlers (short AMs, typed by argument count),
+//!   requests, replies and polling.
+//! - RMA: [`Gasnet::get`], [`Gasnet::put`] and friends, bounds-checked against
+//!   the target's segment.
+//! - [`atomic::AtomicDomain`]: u64 remote atomics (`gex_AD`).
+//! - [`Gasnet::barrier`] and the non-blocking [`Event`].
+//!
+//! # Build
+//! Exactly one conduit feature: `smp` (default), `udp`, `mpi`, `ibv`.
+//! `GASNET_PREFIX` selects an installed GASNet-EX; otherwise GASNet-EX
+//! 2021.3.0 is built once per conduit from the `gex-sys` 0.1.0 package's
+//! source tree (run `scripts/fetch-gasnet.sh` first). See `build/main.rs`.
+
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+compile_error!("uni-address threads supports Linux on x86-64 only: the context switch is x86-64 assembly and the arena relies on Linux mmap/mremap");
+
+#[cfg(not(any(feature = "smp", feature = "udp", feature = "mpi", feature = "ibv")))]
+compile_error!("gasnet-sys: select exactly one conduit feature: `smp`, `udp`, `mpi` or `ibv` (none is selected; a non-default conduit is built with `--no-default-features --features <conduit>,fad-<mode>`)");
+
+#[cfg(any(
+    all(feature = "smp", any(feature = "udp", feature = "mpi", feature = "ibv")),
+    all(feature = "udp", any(feature = "mpi", feature = "ibv")),
+    all(feature = "mpi", feature = "ibv"),
+))]
+compile_error!("gasnet-sys: select exactly one conduit feature: `smp`, `udp`, `mpi` or `ibv` (two or more are selected; add `--no-default-features` to drop the default `smp`)");
+
+// Set by the build script once GASNet-EX is found and bound; without it only
+// the configuration errors above are reported.
+#[cfg(gasnet_configured)]
+mod raw;
+
+#[cfg(gasnet_configured)]
+pub mod am;
+#[cfg(gasnet_configured)]
+pub mod atomic;
+#[cfg(gasnet_configured)]
+mod client;
+#[cfg(gasnet_configured)]
+mod coll;
+mod conduit;
+mod error;
+mod launch;
+#[cfg(gasnet_configured)]
+mod rma;
+
+#[cfg(gasnet_configured)]
+pub use client::{Gasnet, Segment};
+#[cfg(gasnet_configured)]
+pub use coll::Event;
+pub use conduit::Conduit;
+#[cfg(gasnet_configured)]
+pub use conduit::CONDUIT;
+pub use error::Error;
+pub use launch::LAUNCHED_ENV;
