@@ -10,11 +10,18 @@
 //! Status: this crate currently fixes the mode selection (features, names);
 //! the three services arrive with the am-fad issue.
 
-#[cfg(not(any(feature = "fad-rdma-emulated", feature = "fad-am", feature = "fad-native")))]
+#[cfg(not(any(
+    feature = "fad-rdma-emulated",
+    feature = "fad-am",
+    feature = "fad-native"
+)))]
 compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (none is selected)");
 
 #[cfg(any(
-    all(feature = "fad-rdma-emulated", any(feature = "fad-am", feature = "fad-native")),
+    all(
+        feature = "fad-rdma-emulated",
+        any(feature = "fad-am", feature = "fad-native")
+    ),
     all(feature = "fad-am", feature = "fad-native"),
 ))]
 compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (two or more are selected; add `--no-default-features` to drop the default `fad-native`)");
@@ -42,11 +49,17 @@ impl Mode {
 }
 
 /// The mode selected by this build's cargo feature.
-#[cfg(all(feature = "fad-rdma-emulated", not(any(feature = "fad-am", feature = "fad-native"))))]
+#[cfg(all(
+    feature = "fad-rdma-emulated",
+    not(any(feature = "fad-am", feature = "fad-native"))
+))]
 pub const MODE: Mode = Mode::RdmaEmulated;
 /// The mode selected by this build's cargo feature.
 #[cfg(all(feature = "fad-am", not(feature = "fad-native")))]
 pub const MODE: Mode = Mode::Am;
 /// The mode selected by this build's cargo feature.
-#[cfg(all(feature = "fad-native", not(any(feature = "fad-am", feature = "fad-rdma-emulated"))))]
+#[cfg(all(
+    feature = "fad-native",
+    not(any(feature = "fad-am", feature = "fad-rdma-emulated"))
+))]
 pub const MODE: Mode = Mode::Native;

@@ -51,14 +51,21 @@ pub fn fail(msg: &str) -> ! {
 }
 
 pub fn env_path(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(gasnet_configured)");
     println!("cargo:rerun-if-changed=build");
     println!("cargo:rerun-if-changed=shim");
-    for var in ["GASNET_PREFIX", "GASNET_SRC", "GASNET_CACHE_DIR", "CARGO_HOME"] {
+    for var in [
+        "GASNET_PREFIX",
+        "GASNET_SRC",
+        "GASNET_CACHE_DIR",
+        "CARGO_HOME",
+    ] {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
@@ -68,7 +75,9 @@ fn main() {
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let selected: Vec<Conduit> = Conduit::ALL
         .into_iter()
-        .filter(|c| std::env::var_os(format!("CARGO_FEATURE_{}", c.name().to_uppercase())).is_some())
+        .filter(|c| {
+            std::env::var_os(format!("CARGO_FEATURE_{}", c.name().to_uppercase())).is_some()
+        })
         .collect();
     let [conduit] = selected[..] else { return };
     if os != "linux" || arch != "x86_64" {
@@ -98,7 +107,10 @@ fn main() {
     // Preprocessor flags (-I, -D) drive both the shim and bindgen.
     let cppflags: Vec<String> = mak.words("GASNET_CPPFLAGS");
     if !cppflags.iter().any(|f| f == "-DGASNET_PAR") {
-        fail(&format!("{} is not a PAR-mode fragment (no -DGASNET_PAR)", mak_path.display()));
+        fail(&format!(
+            "{} is not a PAR-mode fragment (no -DGASNET_PAR)",
+            mak_path.display()
+        ));
     }
 
     compile_shim(&mak, &cppflags);
@@ -112,7 +124,10 @@ fn main() {
 
 fn compile_shim(mak: &Mak, cppflags: &[String]) {
     let mut build = cc::Build::new();
-    build.file("shim/uat_shim.c").include("shim").warnings(false);
+    build
+        .file("shim/uat_shim.c")
+        .include("shim")
+        .warnings(false);
     for flag in cppflags.iter().chain(mak.words("GASNET_CFLAGS").iter()) {
         build.flag(flag);
     }
@@ -121,7 +136,9 @@ fn compile_shim(mak: &Mak, cppflags: &[String]) {
 
 fn generate_bindings(cppflags: &[String]) {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("bindings.rs");
-    let clang_args = cppflags.iter().filter(|f| f.starts_with("-I") || f.starts_with("-D"));
+    let clang_args = cppflags
+        .iter()
+        .filter(|f| f.starts_with("-I") || f.starts_with("-D"));
     let bindings = bindgen::Builder::default()
         .header("shim/uat_shim.h")
         .clang_args(clang_args)
@@ -139,7 +156,9 @@ fn generate_bindings(cppflags: &[String]) {
         .unwrap_or_else(|e| {
             fail(&format!("bindgen failed on GASNet-EX's headers: {e}\n       (bindgen needs libclang: `apt-get install libclang-dev`)"))
         });
-    bindings.write_to_file(&out).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", out.display())));
+    bindings
+        .write_to_file(&out)
+        .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", out.display())));
 }
 
 /// Emits GASNet's libraries in the order of its GASNET_LIBS (static archives
@@ -149,7 +168,11 @@ fn emit_link(mak: &Mak, prefix: &Path) {
     let mut words = mak.words("GASNET_LDFLAGS");
     words.extend(mak.words("GASNET_LIBS"));
     let ld = mak.get("GASNET_LD");
-    let ld_name = Path::new(ld.split_whitespace().next().unwrap_or("")).file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+    let ld_name = Path::new(ld.split_whitespace().next().unwrap_or(""))
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("")
+        .to_string();
     // GASNET_LD may be an MPI compiler wrapper (mpi and ibv conduits) that adds
     // the MPI libraries silently: ask it for them.
     if ld_name.starts_with("mpi") {
@@ -196,7 +219,11 @@ fn mpi_link_words(ld: &str) -> Vec<String> {
             if out.status.success() {
                 let text = String::from_utf8_lossy(&out.stdout);
                 // MPICH's -link_info prints the compiler first.
-                return text.split_whitespace().filter(|w| w.starts_with('-')).map(str::to_string).collect();
+                return text
+                    .split_whitespace()
+                    .filter(|w| w.starts_with('-'))
+                    .map(str::to_string)
+                    .collect();
             }
         }
     }

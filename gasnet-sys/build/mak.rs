@@ -49,11 +49,17 @@ impl Mak {
 
     /// The expanded value split into words.
     pub fn words(&self, name: &str) -> Vec<String> {
-        self.get(name).split_whitespace().map(str::to_string).collect()
+        self.get(name)
+            .split_whitespace()
+            .map(str::to_string)
+            .collect()
     }
 
     fn expand(&self, value: &str, depth: usize) -> String {
-        assert!(depth < 32, "recursive make variable in GASNet .mak fragment");
+        assert!(
+            depth < 32,
+            "recursive make variable in GASNet .mak fragment"
+        );
         let mut out = String::new();
         let mut rest = value;
         while let Some(i) = rest.find("$(") {
@@ -63,7 +69,11 @@ impl Mak {
                 out.push_str(&rest[i..]);
                 return out;
             };
-            let inner = self.vars.get(&after[..end]).map(String::as_str).unwrap_or("");
+            let inner = self
+                .vars
+                .get(&after[..end])
+                .map(String::as_str)
+                .unwrap_or("");
             out.push_str(&self.expand(inner, depth + 1));
             rest = &after[end + 1..];
         }

@@ -40,13 +40,15 @@ pub fn ensure_built(conduit: Conduit) -> PathBuf {
         return prefix;
     }
 
-    fs::create_dir_all(&root).unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", root.display())));
+    fs::create_dir_all(&root)
+        .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", root.display())));
     let lock_path = root.join("lock");
     let lock = File::create(&lock_path)
         .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", lock_path.display())));
     // Another cargo (another variant's target dir) may be building the same
     // conduit: wait for it, then re-check.
-    lock.lock().unwrap_or_else(|e| fail(&format!("cannot lock {}: {e}", lock_path.display())));
+    lock.lock()
+        .unwrap_or_else(|e| fail(&format!("cannot lock {}: {e}", lock_path.display())));
     if stamp_matches(&prefix, &wanted) {
         return prefix;
     }
@@ -56,13 +58,31 @@ pub fn ensure_built(conduit: Conduit) -> PathBuf {
     let build = dir.join("build");
     let _ = fs::remove_dir_all(&build);
     let _ = fs::remove_dir_all(&prefix);
-    fs::create_dir_all(&build).unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", build.display())));
+    fs::create_dir_all(&build)
+        .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", build.display())));
 
     let jobs = std::env::var("NUM_JOBS").unwrap_or_else(|_| "2".into());
-    run_logged(Command::new(src.join("configure")).args(&args).current_dir(&build), &build.join("configure.log"), "configure");
-    run_logged(Command::new("make").arg(format!("-j{jobs}")).current_dir(&build), &build.join("make.log"), "make");
-    run_logged(Command::new("make").arg("install").current_dir(&build), &build.join("install.log"), "make install");
-    fs::write(prefix.join(STAMP), &wanted).unwrap_or_else(|e| fail(&format!("cannot write build stamp: {e}")));
+    run_logged(
+        Command::new(src.join("configure"))
+            .args(&args)
+            .current_dir(&build),
+        &build.join("configure.log"),
+        "configure",
+    );
+    run_logged(
+        Command::new("make")
+            .arg(format!("-j{jobs}"))
+            .current_dir(&build),
+        &build.join("make.log"),
+        "make",
+    );
+    run_logged(
+        Command::new("make").arg("install").current_dir(&build),
+        &build.join("install.log"),
+        "make install",
+    );
+    fs::write(prefix.join(STAMP), &wanted)
+        .unwrap_or_else(|e| fail(&format!("cannot write build stamp: {e}")));
     prefix
 }
 
@@ -97,7 +117,11 @@ fn configure_args(conduit: Conduit, prefix: &Path) -> Vec<String> {
         "--enable-pshm".into(),
     ];
     for other in Conduit::ALL {
-        let verb = if other == conduit { "enable" } else { "disable" };
+        let verb = if other == conduit {
+            "enable"
+        } else {
+            "disable"
+        };
         args.push(format!("--{verb}-{}", other.name()));
     }
     args.extend(["--disable-ofi", "--disable-ucx", "--disable-aries"].map(String::from));
@@ -120,17 +144,29 @@ fn bootstrapped_source(root: &Path) -> PathBuf {
     let _ = fs::remove_dir_all(&dst);
     let status = Command::new("cp").arg("-R").arg(&src).arg(&dst).status();
     if !status.is_ok_and(|s| s.success()) {
-        fail(&format!("cannot copy the GASNet-EX source from {} to {}", src.display(), dst.display()));
+        fail(&format!(
+            "cannot copy the GASNet-EX source from {} to {}",
+            src.display(),
+            dst.display()
+        ));
     }
-    run_logged(Command::new("./Bootstrap").current_dir(&dst), &root.join("bootstrap.log"), "Bootstrap");
-    File::create(&stamp).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", stamp.display())));
+    run_logged(
+        Command::new("./Bootstrap").current_dir(&dst),
+        &root.join("bootstrap.log"),
+        "Bootstrap",
+    );
+    File::create(&stamp)
+        .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", stamp.display())));
     dst
 }
 
 fn find_source() -> PathBuf {
     if let Some(src) = env_path("GASNET_SRC") {
         if !src.join("gasnetex.h").exists() {
-            fail(&format!("GASNET_SRC={} is not a GASNet-EX source tree (no gasnetex.h)", src.display()));
+            fail(&format!(
+                "GASNET_SRC={} is not a GASNet-EX source tree (no gasnetex.h)",
+                src.display()
+            ));
         }
         return src;
     }
@@ -138,18 +174,31 @@ fn find_source() -> PathBuf {
         .or_else(|| env_path("HOME").map(|h| h.join(".cargo")))
         .unwrap_or_else(|| fail("neither CARGO_HOME nor HOME is set"));
     let registry = cargo_home.join("registry").join("src");
-    let found = fs::read_dir(&registry).into_iter().flatten().flatten().find_map(|index| {
-        let tree = index.path().join("gex-sys-0.1.0").join("gasnet");
-        tree.join("gasnetex.h").exists().then_some(tree)
-    });
+    let found = fs::read_dir(&registry)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .find_map(|index| {
+            let tree = index.path().join("gex-sys-0.1.0").join("gasnet");
+            tree.join("gasnetex.h").exists().then_some(tree)
+        });
     found.unwrap_or_else(|| {
-        fail(&format!("the GASNet-EX {VERSION} source (crate gex-sys 0.1.0) is not in {}: {FETCH_HINT}", registry.display()))
+        fail(&format!(
+            "the GASNet-EX {VERSION} source (crate gex-sys 0.1.0) is not in {}: {FETCH_HINT}",
+            registry.display()
+        ))
     })
 }
 
 fn check_tools(conduit: Conduit) {
     let mut missing: Vec<&str> = Vec::new();
-    for (tool, package) in [("autoconf", "autoconf"), ("automake", "automake"), ("make", "make"), ("gcc", "gcc"), ("g++", "g++")] {
+    for (tool, package) in [
+        ("autoconf", "autoconf"),
+        ("automake", "automake"),
+        ("make", "make"),
+        ("gcc", "gcc"),
+        ("g++", "g++"),
+    ] {
         if !on_path(tool) {
             missing.push(package);
         }
@@ -178,7 +227,8 @@ fn on_path(tool: &str) -> bool {
 /// Runs a build step with its output in `log`; on failure, stops the build
 /// with the step, the log's path and its last lines.
 fn run_logged(cmd: &mut Command, log: &Path, what: &str) {
-    let out = File::create(log).unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", log.display())));
+    let out = File::create(log)
+        .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", log.display())));
     let err = out.try_clone().unwrap();
     // cargo's jobserver flags are meant for cargo's children, not GASNet's
     // recursive make; `-jN` is given explicitly.

@@ -37,7 +37,14 @@ impl Token<'_> {
     pub fn reply(self, handler: u8, args: &[Arg]) {
         check_args(handler, args.len(), KIND_REPLY);
         // SAFETY: valid token (see above); handler registered with this arity.
-        let code = unsafe { raw::uat_am_reply_short(self.raw, handler, args.len() as u32, args.as_ptr() as *const _) };
+        let code = unsafe {
+            raw::uat_am_reply_short(
+                self.raw,
+                handler,
+                args.len() as u32,
+                args.as_ptr() as *const _,
+            )
+        };
         assert_eq!(code, raw::UAT_OK as i32, "gex_AM_ReplyShort failed");
     }
 }
@@ -99,12 +106,24 @@ pub struct Handler {
 impl Handler {
     /// A handler for requests, at `index` (128..=255).
     pub fn request<F: HandlerFn>(index: u8, name: &'static CStr, f: F) -> Handler {
-        Handler { index, kind: KIND_REQUEST, nargs: F::NARGS, fnptr: f.as_raw(), name }
+        Handler {
+            index,
+            kind: KIND_REQUEST,
+            nargs: F::NARGS,
+            fnptr: f.as_raw(),
+            name,
+        }
     }
 
     /// A handler for replies, at `index` (128..=255).
     pub fn reply<F: HandlerFn>(index: u8, name: &'static CStr, f: F) -> Handler {
-        Handler { index, kind: KIND_REPLY, nargs: F::NARGS, fnptr: f.as_raw(), name }
+        Handler {
+            index,
+            kind: KIND_REPLY,
+            nargs: F::NARGS,
+            fnptr: f.as_raw(),
+            name,
+        }
     }
 }
 
@@ -118,7 +137,11 @@ fn check_args(handler: u8, nargs: usize, kind: u8) {
     assert!(
         entry == (kind << 5) | nargs as u8,
         "AM handler {handler} is not registered as a {} handler taking {nargs} arguments",
-        if kind == KIND_REQUEST { "request" } else { "reply" }
+        if kind == KIND_REQUEST {
+            "request"
+        } else {
+            "reply"
+        }
     );
 }
 
@@ -130,15 +153,32 @@ impl Gasnet {
         let mut table = Vec::with_capacity(handlers.len());
         for h in handlers {
             if h.index < 128 {
-                return Err(Error::Handlers { why: format!("index {} is reserved for GASNet (clients use 128..=255)", h.index) });
+                return Err(Error::Handlers {
+                    why: format!(
+                        "index {} is reserved for GASNet (clients use 128..=255)",
+                        h.index
+                    ),
+                });
             }
             if h.nargs > max_args {
-                return Err(Error::Handlers { why: format!("handler {} takes {} arguments; this conduit allows {max_args}", h.index, h.nargs) });
+                return Err(Error::Handlers {
+                    why: format!(
+                        "handler {} takes {} arguments; this conduit allows {max_args}",
+                        h.index, h.nargs
+                    ),
+                });
             }
             if REGISTERED[h.index as usize].load(Ordering::Relaxed) != 0 {
-                return Err(Error::Handlers { why: format!("index {} is registered twice", h.index) });
+                return Err(Error::Handlers {
+                    why: format!("index {} is registered twice", h.index),
+                });
             }
-            let flags = raw::UAT_FLAG_AM_SHORT | if h.kind == KIND_REQUEST { raw::UAT_FLAG_AM_REQUEST } else { raw::UAT_FLAG_AM_REPLY };
+            let flags = raw::UAT_FLAG_AM_SHORT
+                | if h.kind == KIND_REQUEST {
+                    raw::UAT_FLAG_AM_REQUEST
+                } else {
+                    raw::UAT_FLAG_AM_REPLY
+                };
             table.push(raw::gex_AM_Entry_t {
                 gex_index: h.index,
                 gex_fnptr: Some(h.fnptr),
@@ -152,7 +192,9 @@ impl Gasnet {
         // nargs says (HandlerFn); names are 'static.
         let code = unsafe { raw::uat_register_handlers(table.as_mut_ptr(), table.len()) };
         if code != raw::UAT_OK as i32 {
-            return Err(Error::Handlers { why: format!("gex_EP_RegisterHandlers returned {code}") });
+            return Err(Error::Handlers {
+                why: format!("gex_EP_RegisterHandlers returned {code}"),
+            });
         }
         for h in handlers {
             REGISTERED[h.index as usize].store((h.kind << 5) | h.nargs as u8, Ordering::Relaxed);
@@ -168,8 +210,14 @@ impl Gasnet {
         check_args(handler, args.len(), KIND_REQUEST);
         debug_assert!(rank < self.size());
         // SAFETY: init succeeded; handler registered with this arity.
-        let code = unsafe { raw::uat_am_request_short(rank, handler, args.len() as u32, args.as_ptr() as *const _) };
-        assert_eq!(code, raw::UAT_OK as i32, "gex_AM_RequestShort to rank {rank} failed");
+        let code = unsafe {
+            raw::uat_am_request_short(rank, handler, args.len() as u32, args.as_ptr() as *const _)
+        };
+        assert_eq!(
+            code,
+            raw::UAT_OK as i32,
+            "gex_AM_RequestShort to rank {rank} failed"
+        );
     }
 
     /// Runs the handlers of messages that have arrived (`gasnet_AMPoll`).

@@ -21,7 +21,8 @@ impl Ops {
     pub const SET: Ops = Ops(raw::UAT_OP_SET);
     pub const GET: Ops = Ops(raw::UAT_OP_GET);
     /// Everything [`AtomicDomain`] offers.
-    pub const ALL: Ops = Ops(raw::UAT_OP_FADD | raw::UAT_OP_FCAS | raw::UAT_OP_SET | raw::UAT_OP_GET);
+    pub const ALL: Ops =
+        Ops(raw::UAT_OP_FADD | raw::UAT_OP_FCAS | raw::UAT_OP_SET | raw::UAT_OP_GET);
 }
 
 impl std::ops::BitOr for Ops {
@@ -51,7 +52,11 @@ impl Gasnet {
         // SAFETY: init succeeded; ad is a valid out pointer.
         let code = unsafe { raw::uat_ad_create_u64(&mut ad, ops.0 as _, 0) };
         assert_eq!(code, 0, "gex_AD_Create failed");
-        AtomicDomain { ad, ops: ops.0, gasnet: self }
+        AtomicDomain {
+            ad,
+            ops: ops.0,
+            gasnet: self,
+        }
     }
 }
 
@@ -59,10 +64,20 @@ impl AtomicDomain {
     #[inline]
     #[track_caller]
     fn op(&self, op: u32, rank: u32, addr: usize, a: u64, b: u64) -> u64 {
-        assert!(self.ops & op != 0, "operation {op:#x} was not requested when this atomic domain was created");
-        assert!(rank < self.gasnet.size(), "atomic on rank {rank} of a {}-rank job", self.gasnet.size());
+        assert!(
+            self.ops & op != 0,
+            "operation {op:#x} was not requested when this atomic domain was created"
+        );
+        assert!(
+            rank < self.gasnet.size(),
+            "atomic on rank {rank} of a {}-rank job",
+            self.gasnet.size()
+        );
         let seg = self.gasnet.segment(rank);
-        assert!(addr % 8 == 0 && seg.contains(addr, 8), "atomic on {addr:#x}: not an aligned u64 in rank {rank}'s segment");
+        assert!(
+            addr % 8 == 0 && seg.contains(addr, 8),
+            "atomic on {addr:#x}: not an aligned u64 in rank {rank}'s segment"
+        );
         // SAFETY: a live domain; the target is an aligned word inside the
         // target's segment (checked above).
         unsafe { raw::uat_ad_op_u64(self.ad, rank, addr as *mut _, op as _, a, b, 0) }

@@ -42,7 +42,9 @@ static SEGMENTS: OnceLock<Vec<Segment>> = OnceLock::new();
 
 fn error_name(code: c_int) -> String {
     // SAFETY: gasnet_ErrorName returns a static string for any code.
-    unsafe { CStr::from_ptr(raw::gasnet_ErrorName(code)) }.to_string_lossy().into_owned()
+    unsafe { CStr::from_ptr(raw::gasnet_ErrorName(code)) }
+        .to_string_lossy()
+        .into_owned()
 }
 
 impl Gasnet {
@@ -61,7 +63,10 @@ impl Gasnet {
         }
         // GASNet may keep and rewrite argv: hand it a leaked, NULL-terminated
         // copy that lives as long as the process.
-        let owned: Vec<CString> = args.into_iter().map(|a| CString::new(a).unwrap_or_default()).collect();
+        let owned: Vec<CString> = args
+            .into_iter()
+            .map(|a| CString::new(a).unwrap_or_default())
+            .collect();
         let mut ptrs: Vec<*mut c_char> = owned.into_iter().map(CString::into_raw).collect();
         ptrs.push(std::ptr::null_mut());
         let mut argc = (ptrs.len() - 1) as c_int;
@@ -71,11 +76,18 @@ impl Gasnet {
         // strings that outlives the process; init runs once (checked above).
         let code = unsafe { raw::uat_init(&mut argc, &mut argv, name.as_ptr()) };
         if code != raw::UAT_OK as c_int {
-            return Err(Error::Init { code, name: error_name(code) });
+            return Err(Error::Init {
+                code,
+                name: error_name(code),
+            });
         }
         // SAFETY: GASNet returned an argv of `argc` valid C strings.
         let rest = (0..argc as usize)
-            .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
+            .map(|i| {
+                unsafe { CStr::from_ptr(*argv.add(i)) }
+                    .to_string_lossy()
+                    .into_owned()
+            })
             .collect();
         // SAFETY: init succeeded.
         unsafe {
@@ -87,7 +99,9 @@ impl Gasnet {
 
     /// The handle, if [`Gasnet::init`] has succeeded in this process.
     pub fn current() -> Option<Gasnet> {
-        INITIALISED.load(Ordering::Acquire).then_some(Gasnet { _initialised: () })
+        INITIALISED
+            .load(Ordering::Acquire)
+            .then_some(Gasnet { _initialised: () })
     }
 
     /// This process's rank in `0..size()`.
@@ -117,7 +131,9 @@ impl Gasnet {
         // SAFETY: init succeeded; GASNet fills a table it owns.
         unsafe { raw::gex_System_QueryNbrhdInfo(&mut info, &mut count, &mut me) };
         // SAFETY: the table has `count` entries and lives as long as GASNet.
-        (0..count as usize).map(|i| unsafe { (*info.add(i)).gex_jobrank }).collect()
+        (0..count as usize)
+            .map(|i| unsafe { (*info.add(i)).gex_jobrank })
+            .collect()
     }
 
     /// The largest segment this process may attach.
@@ -132,21 +148,38 @@ impl Gasnet {
     pub fn attach_segment(self, bytes: usize) -> Result<Segment, Error> {
         let max = self.max_segment_size();
         if bytes > max {
-            return Err(Error::SegmentTooLarge { requested: bytes, max });
+            return Err(Error::SegmentTooLarge {
+                requested: bytes,
+                max,
+            });
         }
         // SAFETY: init succeeded; attach is called once (SEGMENTS is unset).
         assert!(SEGMENTS.get().is_none(), "attach_segment called twice");
         let code = unsafe { raw::uat_segment_attach(bytes as _) };
         if code != raw::UAT_OK as c_int {
-            return Err(Error::Attach { code, name: error_name(code), requested: bytes });
+            return Err(Error::Attach {
+                code,
+                name: error_name(code),
+                requested: bytes,
+            });
         }
         let segments = (0..self.size())
             .map(|rank| {
-                let (mut owner, mut local, mut size) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
+                let (mut owner, mut local, mut size) =
+                    (std::ptr::null_mut(), std::ptr::null_mut(), 0);
                 // SAFETY: the segment is attached on every rank (collective).
-                let code = unsafe { raw::uat_segment_query(rank, &mut owner, &mut local, &mut size) };
-                assert_eq!(code, raw::UAT_OK as c_int, "gex_Segment_QueryBound failed for rank {rank}");
-                Segment { base: owner as usize, size: size as usize, local: (!local.is_null()).then_some(local as usize) }
+                let code =
+                    unsafe { raw::uat_segment_query(rank, &mut owner, &mut local, &mut size) };
+                assert_eq!(
+                    code,
+                    raw::UAT_OK as c_int,
+                    "gex_Segment_QueryBound failed for rank {rank}"
+                );
+                Segment {
+                    base: owner as usize,
+                    size: size as usize,
+                    local: (!local.is_null()).then_some(local as usize),
+                }
             })
             .collect();
         let segments = SEGMENTS.get_or_init(|| segments);
@@ -156,7 +189,9 @@ impl Gasnet {
     /// `rank`'s segment. Panics before [`Gasnet::attach_segment`].
     #[inline]
     pub fn segment(self, rank: u32) -> Segment {
-        let segments = SEGMENTS.get().expect("the GASNet segment is not attached yet");
+        let segments = SEGMENTS
+            .get()
+            .expect("the GASNet segment is not attached yet");
         segments[rank as usize]
     }
 

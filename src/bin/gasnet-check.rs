@@ -71,10 +71,16 @@ fn tag(from: u32, to: u32, salt: u64) -> u64 {
 
 /// Request: (sender, intended target, nonce). Replies with nonce + target + 1.
 extern "C" fn ping(token: Token, sender: Arg, target: Arg, nonce: Arg) {
-    let me = Gasnet::current().expect("GASNet is up while handlers run").rank();
+    let me = Gasnet::current()
+        .expect("GASNet is up while handlers run")
+        .rank();
     let ok = token.source() == sender && target == me;
     PINGS_SERVED.fetch_add(1, Ordering::Relaxed);
-    let answer = if ok { nonce.wrapping_add(target).wrapping_add(1) } else { 0 };
+    let answer = if ok {
+        nonce.wrapping_add(target).wrapping_add(1)
+    } else {
+        0
+    };
     token.reply(PONG, &[nonce, answer]);
 }
 
@@ -106,14 +112,22 @@ fn main() {
     let (me, n) = (g.rank(), g.size());
     let ping_h: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg) = ping;
     let pong_h: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = pong;
-    if let Err(e) = g.register_handlers(&[Handler::request(PING, c"gasnet-check ping", ping_h), Handler::reply(PONG, c"gasnet-check pong", pong_h)]) {
+    if let Err(e) = g.register_handlers(&[
+        Handler::request(PING, c"gasnet-check ping", ping_h),
+        Handler::reply(PONG, c"gasnet-check pong", pong_h),
+    ]) {
         g.fail(e);
     }
     let segment_bytes = opt.segment_mb << 20;
     if segment_bytes < PUT_SLOTS + 8 * n as usize {
-        g.fail(format!("--segment-mb {} is too small for {n} ranks", opt.segment_mb));
+        g.fail(format!(
+            "--segment-mb {} is too small for {n} ranks",
+            opt.segment_mb
+        ));
     }
-    let seg = g.attach_segment(segment_bytes).unwrap_or_else(|e| g.fail(e));
+    let seg = g
+        .attach_segment(segment_bytes)
+        .unwrap_or_else(|e| g.fail(e));
     let local = seg.local.unwrap_or(seg.base);
     let ad = g.atomic_domain(Ops::ALL);
     let mut c = Checker { g, failures: 0 };
@@ -128,20 +142,34 @@ fn main() {
     while PONGS.load(Ordering::Acquire) < n as u64 {
         g.poll();
         if Instant::now() > deadline {
-            g.fail(format!("only {} of {n} AM replies arrived in 30 s", PONGS.load(Ordering::Relaxed)));
+            g.fail(format!(
+                "only {} of {n} AM replies arrived in 30 s",
+                PONGS.load(Ordering::Relaxed)
+            ));
         }
     }
-    c.expect(PONG_ERRORS.load(Ordering::Relaxed) == 0, || format!("{} AM replies carried a wrong answer", PONG_ERRORS.load(Ordering::Relaxed)));
+    c.expect(PONG_ERRORS.load(Ordering::Relaxed) == 0, || {
+        format!(
+            "{} AM replies carried a wrong answer",
+            PONG_ERRORS.load(Ordering::Relaxed)
+        )
+    });
     g.barrier();
     let served = PINGS_SERVED.load(Ordering::Relaxed);
-    c.expect(served == n as u64, || format!("served {served} AM requests, expected {n}"));
+    c.expect(served == n as u64, || {
+        format!("served {served} AM requests, expected {n}")
+    });
 
     // RMA: puts into every rank, gets from every rank, a block round trip.
     // SAFETY: GET_SLOT is in our segment (size checked above); only remote
     // gets read it, after the barrier below.
     unsafe { std::ptr::write_volatile((local + GET_SLOT) as *mut u64, tag(me, me, 2)) };
     for p in 0..n {
-        g.put_u64(p, g.segment(p).base + PUT_SLOTS + 8 * me as usize, tag(me, p, 1));
+        g.put_u64(
+            p,
+            g.segment(p).base + PUT_SLOTS + 8 * me as usize,
+            tag(me, p, 1),
+        );
     }
     let block: Vec<u8> = (0..BLOCK).map(|i| (i as u32 * 7 + me) as u8).collect();
     let next = (me + 1) % n;
@@ -150,18 +178,31 @@ fn main() {
     for r in 0..n {
         // SAFETY: inside our segment; every put to it completed before the
         // barrier (blocking puts).
-        let got = unsafe { std::ptr::read_volatile((local + PUT_SLOTS + 8 * r as usize) as *const u64) };
-        c.expect(got == tag(r, me, 1), || format!("put from rank {r}: read {got:#x}, expected {:#x}", tag(r, me, 1)));
+        let got =
+            unsafe { std::ptr::read_volatile((local + PUT_SLOTS + 8 * r as usize) as *const u64) };
+        c.expect(got == tag(r, me, 1), || {
+            format!(
+                "put from rank {r}: read {got:#x}, expected {:#x}",
+                tag(r, me, 1)
+            )
+        });
     }
     for p in 0..n {
         let got = g.get_u64(p, g.segment(p).base + GET_SLOT);
-        c.expect(got == tag(p, p, 2), || format!("get from rank {p}: read {got:#x}, expected {:#x}", tag(p, p, 2)));
+        c.expect(got == tag(p, p, 2), || {
+            format!(
+                "get from rank {p}: read {got:#x}, expected {:#x}",
+                tag(p, p, 2)
+            )
+        });
     }
     let prev = (me + n - 1) % n;
     let mut back = vec![0u8; BLOCK];
     g.get(&mut back, me, g.segment(me).base + BLOCK_SLOT);
     let expected: Vec<u8> = (0..BLOCK).map(|i| (i as u32 * 7 + prev) as u8).collect();
-    c.expect(back == expected, || format!("the {BLOCK}-byte block put by rank {prev} came back different"));
+    c.expect(back == expected, || {
+        format!("the {BLOCK}-byte block put by rank {prev} came back different")
+    });
 
     // Remote fetch-and-add: N·K increments of one counter on rank 0.
     let base0 = g.segment(0).base;
@@ -179,17 +220,26 @@ fn main() {
     g.barrier();
     let total = opt.fadds * n as u64;
     let count = ad.get(0, base0 + FADD_COUNTER);
-    c.expect(count == total, || format!("fetch-and-add counter is {count}, expected {total}"));
+    c.expect(count == total, || {
+        format!("fetch-and-add counter is {count}, expected {total}")
+    });
     let sum = ad.get(0, base0 + FADD_FETCHED_SUM);
     let want = total * total.saturating_sub(1) / 2;
-    c.expect(sum == want, || format!("fetched values sum to {sum}, expected {want} (each of 0..{total} exactly once)"));
+    c.expect(sum == want, || {
+        format!("fetched values sum to {sum}, expected {want} (each of 0..{total} exactly once)")
+    });
 
     // Barriers: nobody leaves round k before everyone has arrived in it.
     for round in 1..=3u64 {
         ad.fetch_add(0, base0 + BARRIER_ARRIVALS, 1);
         g.barrier();
         let arrived = ad.get(0, base0 + BARRIER_ARRIVALS);
-        c.expect(arrived == round * n as u64, || format!("after barrier {round}: {arrived} arrivals, expected {}", round * n as u64));
+        c.expect(arrived == round * n as u64, || {
+            format!(
+                "after barrier {round}: {arrived} arrivals, expected {}",
+                round * n as u64
+            )
+        });
         g.barrier();
     }
 

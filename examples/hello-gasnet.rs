@@ -1,0 +1,34 @@
+//! The smallest program on the GASNet-EX layer (README: "Write and launch
+//! your own program"). Every rank adds its rank to a counter on rank 0 with a
+//! remote atomic; rank 0 checks the total.
+//!
+//!     scripts/run.sh -n 4 -- target/smp-native/release/examples/hello-gasnet
+
+use clap::Parser;
+use uat::gasnet::atomic::Ops;
+
+/// Every rank adds its rank (times --scale) to a counter on rank 0.
+#[derive(Parser)]
+#[command(name = "hello-gasnet")]
+struct Options {
+    #[arg(long, default_value_t = 1)]
+    scale: u64,
+}
+
+fn main() {
+    let (gasnet, opt) = uat::cli::start::<Options>("hello-gasnet");
+    gasnet
+        .attach_segment(1 << 20)
+        .unwrap_or_else(|e| gasnet.fail(e));
+    let counter = gasnet.segment(0).base; // first word of rank 0's segment
+    let atomics = gasnet.atomic_domain(Ops::ALL);
+    atomics.fetch_add(0, counter, gasnet.rank() as u64 * opt.scale);
+    gasnet.barrier();
+    let n = gasnet.size() as u64;
+    let ok = atomics.get(0, counter) == opt.scale * n * (n - 1) / 2;
+    if gasnet.rank() == 0 {
+        println!("{{\"ok\": {ok}, \"ranks\": {n}}}");
+    }
+    gasnet.barrier();
+    gasnet.exit(if ok { 0 } else { 1 });
+}

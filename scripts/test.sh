@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The project's test command (README, .ci/run): unit tests and real
+# multi-rank jobs for every variant CI covers, plus a compile-and-link check
+# of the ibv variant (which cannot run without an InfiniBand device).
+#
+#   scripts/test.sh            the CI set: smp (1, 2, 4 ranks), udp (2 ranks,
+#                              also over real UDP), mpi (2 ranks); ibv links
+#   scripts/test.sh smp-native run only the named variant(s)
+#
+# The full matrix (more ranks, stress loops) is scripts/test-matrix.sh.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+"$root/scripts/setup.sh"
+
+variants=("$@")
+[ ${#variants[@]} -gt 0 ] || variants=(smp-native udp-native mpi-native ibv-native)
+
+passed=0 failed=0
+for variant in "${variants[@]}"; do
+  conduit=${variant%%-*} fad=${variant#*-}
+  features="$conduit,fad-$fad"
+  echo "=== $variant: cargo test --release --workspace --features $features" >&2
+  if [ "$conduit" = ibv ]; then
+    # No RDMA device here: build and link, then check the binary runs as far
+    # as its launcher check (and answers --help) without one.
+    if cargo build --release --bins --no-default-features --features "$features" --target-dir "target/$variant" \
+       && "target/$variant/release/gasnet-check" --help >/dev/null \
+       && { "target/$variant/release/gasnet-check" 2>/dev/null; [ $? = 2 ]; }; then
+      echo "ibv: builds, links, and refuses to start without gasnetrun_ibv: ok" >&2
+      passed=$((passed + 1))
+    else
+      echo "ibv: FAILED" >&2
+      failed=$((failed + 1))
+    fi
+    continue
+  fi
+  if cargo test --release --workspace --no-default-features --features "$features" --target-dir "target/$variant"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1))
+  fi
+done
+echo "test.sh: variants: $passed passed, $failed failed"
+[ "$failed" = 0 ]

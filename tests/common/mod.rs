@@ -1,0 +1,115 @@
+//! Running real multi-process jobs from integration tests.
+//!
+//! Every job goes through `scripts/run.sh --no-build` with the test's own
+//! build of the program (so the launcher is tested too), under a timeout that
+//! kills the whole job, one job at a time (each rank spins on a core).
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Seconds after which a job counts as hung.
+pub const JOB_TIMEOUT_S: u32 = 120;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub struct JobOutput {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl JobOutput {
+    fn from(out: Output) -> JobOutput {
+        JobOutput {
+            code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// The last stdout line, parsed as the program's JSON result.
+    pub fn json(&self) -> serde_json::Value {
+        let line = self
+            .stdout
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or_else(|| panic!("no output; stderr:\n{}", self.stderr));
+        serde_json::from_str(line).unwrap_or_else(|e| {
+            panic!(
+                "last line is not JSON ({e}): {line}\nstderr:\n{}",
+                self.stderr
+            )
+        })
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "exit {:?}\n--- stdout\n{}--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        )
+    }
+}
+
+/// Runs `scripts/run.sh <launcher_args> -- <exe> <args>` for this build's
+/// conduit and mode.
+pub fn run_job(launcher_args: &[&str], exe: &Path, args: &[&str]) -> JobOutput {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let timeout = JOB_TIMEOUT_S.to_string();
+    let out = Command::new(root().join("scripts/run.sh"))
+        .args([
+            "--no-build",
+            "--conduit",
+            uat::CONDUIT.name(),
+            "--fad",
+            uat::MODE.name(),
+            "--timeout",
+            &timeout,
+        ])
+        .args(launcher_args)
+        .arg("--")
+        .arg(exe)
+        .args(args)
+        .env_remove("UAT_LAUNCHED")
+        .output()
+        .expect("cannot start scripts/run.sh");
+    let out = JobOutput::from(out);
+    assert_ne!(
+        out.code,
+        Some(124),
+        "job hung (killed after {JOB_TIMEOUT_S} s): {}",
+        out.describe()
+    );
+    out
+}
+
+/// Runs the executable directly, without any launcher.
+pub fn run_direct(exe: &Path, args: &[&str]) -> JobOutput {
+    let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let out = Command::new("timeout")
+        .arg("60")
+        .arg(exe)
+        .args(args)
+        .env_remove("UAT_LAUNCHED")
+        .env_remove("GASNET_PSHM_NODES")
+        .env_remove("GASNET_SPAWNFN")
+        .output()
+        .expect("cannot start the program");
+    JobOutput::from(out)
+}
+
+/// Rank counts the CI runs for this conduit: smp at 1, 2 and 4 (forking is
+/// cheap), the exec-launched conduits at 2.
+pub fn rank_counts() -> &'static [u32] {
+    match uat::CONDUIT.name() {
+        "smp" => &[1, 2, 4],
+        _ => &[2],
+    }
+}
