@@ -7,11 +7,13 @@
 //!
 //! - [`gasnet`]: the safe GASNet-EX layer (what `gasnet-check` uses);
 //! - [`cli`]: starting a program: `--help` before GASNet, options after it;
-//! - the scheduler (`spawn`/`join`) arrives with the uni-threads issues.
+//! - the runtime: [`Runtime`], [`spawn`], [`JoinHandle::join`], [`join`],
+//!   [`reduce`] (see the task model in `uni_threads`' docs).
 
 pub use gasnet_sys as gasnet;
-pub use uni_threads::{Mode, MODE};
+pub use uni_threads::*;
 
+pub mod bench;
 pub mod cli;
 
 /// The conduit this build was made for.

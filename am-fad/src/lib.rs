@@ -7,8 +7,15 @@
 //!   spawn, in scheduler loops, while waiting);
 //! - `fad-native`: GASNet-EX atomic domains (`gex_AD`).
 //!
-//! Status: this crate currently fixes the mode selection (features, names);
-//! the three services arrive with the am-fad issue.
+//! The deque lock word obeys DESIGN.md's "Remote atomics rules": in `native`
+//! mode every access to it goes through the atomic domain (the owner too); in
+//! the AM modes the owner and the AM handler use CPU atomics on it and nothing
+//! uses the atomic domain.
+//!
+//! Status: [`DequeLock`] (the lock interface the scheduler's deque uses) works
+//! in every mode for the owner's side, and for thieves in `native` mode. The
+//! AM request service, the communication-assisting thread and the latency
+//! micro-benchmarks arrive with the am-fad issue.
 
 #[cfg(not(any(
     feature = "fad-rdma-emulated",
@@ -63,3 +70,23 @@ pub const MODE: Mode = Mode::Am;
     not(any(feature = "fad-am", feature = "fad-rdma-emulated"))
 ))]
 pub const MODE: Mode = Mode::Native;
+
+mod lock;
+
+pub use lock::DequeLock;
+
+/// How often (in spawns) the worker polls for Active Messages at spawn, by
+/// default: every spawn in `am` mode (the paper's AM-based design); never in
+/// `rdma-emulated` mode (the communication-assisting thread polls); in
+/// `native` mode never on smp (atomics and RMA are shared memory) and every
+/// 64 spawns elsewhere (the conduit carries atomics and RMA by AMs).
+pub const fn default_poll_interval() -> u32 {
+    match MODE {
+        Mode::Am => 1,
+        Mode::RdmaEmulated => 0,
+        Mode::Native => match gasnet_sys::CONDUIT {
+            gasnet_sys::Conduit::Smp => 0,
+            _ => 64,
+        },
+    }
+}

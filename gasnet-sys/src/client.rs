@@ -61,6 +61,13 @@ impl Gasnet {
         if INITIALISED.swap(true, Ordering::SeqCst) {
             return Err(Error::AlreadyInitialized);
         }
+        if CONDUIT == crate::Conduit::Smp && std::env::var_os("GASNET_PSHM_NODES").is_none() {
+            // A directly started smp program is one rank; say so, instead of
+            // letting GASNet warn about it.
+            // SAFETY: no other thread exists yet (init is called from main
+            // before any thread is started; documented above).
+            unsafe { std::env::set_var("GASNET_PSHM_NODES", "1") };
+        }
         // GASNet may keep and rewrite argv: hand it a leaked, NULL-terminated
         // copy that lives as long as the process.
         let owned: Vec<CString> = args

@@ -1,0 +1,197 @@
+//! N-Queens: counts the solutions (and search-tree nodes) of placing N
+//! non-attacking queens, row by row. The candidate columns of a row are split
+//! in halves (every task spawns zero or two subtasks).
+
+use clap::Parser;
+use serde_json::{json, Map};
+use uat::bench::{Common, Harness};
+
+/// Counts N-Queens solutions; verified against OEIS A000170 (and the
+/// search-tree node counts for N = 12, 13, 14). Prints one JSON line.
+#[derive(Parser, Debug)]
+#[command(name = "nqueens", version)]
+struct Options {
+    /// Board size.
+    #[arg(value_parser = clap::value_parser!(u32).range(1..=20))]
+    n: u32,
+    #[command(flatten)]
+    common: Common,
+}
+
+/// A partial placement: occupied columns and diagonals as bit masks.
+#[derive(Clone, Copy)]
+struct Board {
+    n: u32,
+    row: u32,
+    cols: u32,
+    diag_l: u32,
+    diag_r: u32,
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+struct Counts {
+    solutions: u64,
+    nodes: u64,
+}
+
+impl Board {
+    fn free(&self) -> u32 {
+        !(self.cols | self.diag_l | self.diag_r) & ((1u32 << self.n) - 1)
+    }
+
+    fn place(&self, bit: u32) -> Board {
+        Board {
+            n: self.n,
+            row: self.row + 1,
+            cols: self.cols | bit,
+            diag_l: (self.diag_l | bit) << 1,
+            diag_r: (self.diag_r | bit) >> 1,
+        }
+    }
+}
+
+/// This node (a non-attacking partial placement) and its subtree.
+fn solve<const SEQ: bool>(b: Board) -> Counts {
+    if b.row == b.n {
+        return Counts {
+            solutions: 1,
+            nodes: 1,
+        };
+    }
+    let free = b.free();
+    let below = if free == 0 {
+        Counts::default()
+    } else {
+        try_columns::<SEQ>(b, free)
+    };
+    Counts {
+        solutions: below.solutions,
+        nodes: below.nodes + 1,
+    }
+}
+
+/// Places a queen in each column of `cands` (a set of free columns).
+fn try_columns<const SEQ: bool>(b: Board, cands: u32) -> Counts {
+    let k = cands.count_ones();
+    if k == 1 {
+        return solve::<SEQ>(b.place(cands));
+    }
+    // The lowest k/2 candidates go left, the rest right.
+    let mut low = 0u32;
+    let mut rest = cands;
+    for _ in 0..k / 2 {
+        let bit = rest & rest.wrapping_neg();
+        low |= bit;
+        rest &= !bit;
+    }
+    let (a, c) = if SEQ {
+        (try_columns::<SEQ>(b, low), try_columns::<SEQ>(b, rest))
+    } else {
+        uat::join(
+            move || try_columns::<SEQ>(b, low),
+            move || try_columns::<SEQ>(b, rest),
+        )
+    };
+    Counts {
+        solutions: a.solutions + c.solutions,
+        nodes: a.nodes + c.nodes,
+    }
+}
+
+/// OEIS A000170, N = 1..=20.
+const SOLUTIONS: [u64; 20] = [
+    1,
+    0,
+    0,
+    2,
+    10,
+    4,
+    40,
+    92,
+    352,
+    724,
+    2_680,
+    14_200,
+    73_712,
+    365_596,
+    2_279_184,
+    14_772_512,
+    95_815_104,
+    666_090_624,
+    4_968_057_848,
+    39_029_188_884,
+];
+
+/// Published search-tree node counts (shared/reference/UTS.md).
+fn expected_nodes(n: u32) -> Option<u64> {
+    match n {
+        12 => Some(856_189),
+        13 => Some(4_674_890),
+        14 => Some(27_358_553),
+        _ => None,
+    }
+}
+
+fn main() {
+    let (gasnet, o) = uat::cli::start::<Options>("nqueens");
+    let board = Board {
+        n: o.n,
+        row: 0,
+        cols: 0,
+        diag_l: 0,
+        diag_r: 0,
+    };
+    let h = Harness::start(gasnet, o.common.clone());
+    let outcome = h.measure(move || solve::<false>(board), || solve::<true>(board));
+    let mut extra = Map::new();
+    if let Some(out) = &outcome {
+        extra.insert("nodes".into(), json!(out.value.nodes));
+        if let Some(want) = expected_nodes(o.n) {
+            if want != out.value.nodes {
+                eprintln!(
+                    "error: nqueens {} visited {} nodes, expected {want}",
+                    o.n, out.value.nodes
+                );
+                gasnet.exit(1);
+            }
+        }
+    }
+    let outcome = outcome.map(|x| uat::bench::Outcome {
+        value: x.value.solutions,
+        time_s: x.time_s,
+    });
+    h.finish(
+        "nqueens",
+        json!({"n": o.n}),
+        outcome,
+        Some(SOLUTIONS[o.n as usize - 1]),
+        extra,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_boards_match_oeis_and_the_node_counts() {
+        for n in 1..=10u32 {
+            let c = solve::<true>(Board {
+                n,
+                row: 0,
+                cols: 0,
+                diag_l: 0,
+                diag_r: 0,
+            });
+            assert_eq!(c.solutions, SOLUTIONS[n as usize - 1], "n={n}");
+        }
+        let c = solve::<true>(Board {
+            n: 12,
+            row: 0,
+            cols: 0,
+            diag_l: 0,
+            diag_r: 0,
+        });
+        assert_eq!((c.solutions, Some(c.nodes)), (14_200, expected_nodes(12)));
+    }
+}

@@ -1,0 +1,151 @@
+//! The benchmarks' shared harness: common flags, the runtime, timing,
+//! verification and the one JSON line (DESIGN.md "Names and contracts").
+//!
+//! Every benchmark verifies its answer on every run: `verified` is true when
+//! the result matches a known value, false when it does not (the job then
+//! exits 1), null when no reference exists.
+
+use std::time::Instant;
+
+use serde_json::{json, Map, Value};
+
+use crate::gasnet::Gasnet;
+use crate::{Config, Runtime, Stats};
+
+/// `on` | `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+/// Flags every benchmark takes.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Common {
+    /// Run the serial elision (the same code with spawn/join replaced by plain
+    /// calls) on rank 0, without the scheduler.
+    #[arg(long)]
+    pub seq: bool,
+    /// Check a victim's deque with one GET before locking it.
+    #[arg(long, value_enum, default_value_t = OnOff::On)]
+    pub empty_check: OnOff,
+}
+
+/// A started benchmark: GASNet, the runtime and the common flags.
+pub struct Harness {
+    pub gasnet: Gasnet,
+    pub runtime: Runtime,
+    pub common: Common,
+}
+
+/// What a benchmark found and how long it took (rank 0).
+pub struct Outcome<T> {
+    pub value: T,
+    pub time_s: f64,
+}
+
+impl Harness {
+    /// Starts the runtime with the `UAT_*` settings and the common flags.
+    pub fn start(gasnet: Gasnet, common: Common) -> Harness {
+        let config = Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
+        let config = config.empty_check(common.empty_check == OnOff::On);
+        let runtime = Runtime::start(gasnet, config).unwrap_or_else(|e| gasnet.fail(e));
+        Harness {
+            gasnet,
+            runtime,
+            common,
+        }
+    }
+
+    /// Times `par` as the root task on all ranks, or `seq` on rank 0 with
+    /// `--seq`. Returns the outcome on rank 0.
+    pub fn measure<F, T>(&self, par: F, seq: impl FnOnce() -> T) -> Option<Outcome<T>>
+    where
+        F: FnOnce() -> T + Send + Copy + 'static,
+        T: Send + Copy + 'static,
+    {
+        self.gasnet.barrier();
+        let start = Instant::now();
+        let value = if self.common.seq {
+            (self.gasnet.rank() == 0).then(seq)
+        } else {
+            self.runtime.run(par)
+        };
+        let time_s = start.elapsed().as_secs_f64();
+        value.map(|value| Outcome { value, time_s })
+    }
+
+    /// Prints the JSON line on rank 0 and ends the job: exit 0 when verified
+    /// or unverifiable, 1 when the result is wrong. Collective.
+    pub fn finish(
+        self,
+        bench: &str,
+        params: Value,
+        outcome: Option<Outcome<u64>>,
+        expected: Option<u64>,
+        extra: Map<String, Value>,
+    ) -> ! {
+        let stats = self.runtime.stats();
+        let g = self.gasnet;
+        let mut wrong = false;
+        if let Some(Outcome { value, time_s }) = outcome {
+            let verified = expected.map(|e| e == value);
+            wrong = verified == Some(false);
+            let mut line = Map::new();
+            line.insert("bench".into(), json!(bench));
+            line.insert("conduit".into(), json!(crate::CONDUIT.name()));
+            line.insert("fad".into(), json!(crate::MODE.name()));
+            line.insert("ranks".into(), json!(g.size()));
+            line.insert("seq".into(), json!(self.common.seq));
+            line.insert(
+                "empty_check".into(),
+                json!(self.common.empty_check == OnOff::On),
+            );
+            line.insert("params".into(), params);
+            line.insert("result".into(), json!(value));
+            line.insert("expected".into(), json!(expected));
+            line.insert("verified".into(), json!(verified));
+            line.insert("time_s".into(), json!(round(time_s, 6)));
+            line.insert(
+                "throughput".into(),
+                json!(round(value as f64 / time_s.max(1e-9), 1)),
+            );
+            line.insert("stats".into(), stats_json(&stats));
+            line.extend(extra);
+            if wrong {
+                eprintln!(
+                    "error: {bench} computed {value}, expected {}: WRONG ANSWER",
+                    expected.unwrap_or(0)
+                );
+            }
+            println!("{}", Value::Object(line));
+        }
+        // Rank 0 knows the verdict; it ends the job for everyone.
+        if g.rank() == 0 {
+            g.exit(if wrong { 1 } else { 0 });
+        }
+        g.barrier();
+        g.exit(0)
+    }
+}
+
+/// The stats object of the JSON line.
+pub fn stats_json(s: &Stats) -> Value {
+    json!({
+        "spawns": s.spawns,
+        "steals_attempted": s.steals_attempted,
+        "steals_succeeded": s.steals_succeeded,
+        "empty_check_aborts": s.empty_check_aborts,
+        "lock_failures": s.lock_failures,
+        "frame_bytes_stolen": s.frame_bytes_stolen,
+        "max_stack_bytes": s.max_stack_bytes,
+        "suspensions": s.suspensions,
+        "resumes": s.resumes,
+        "msg_handling_s": round(s.msg_handling_cycles as f64 / crate::tsc_hz(), 6),
+    })
+}
+
+fn round(x: f64, digits: i32) -> f64 {
+    let f = 10f64.powi(digits);
+    (x * f).round() / f
+}

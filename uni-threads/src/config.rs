@@ -1,0 +1,165 @@
+//! Runtime limits and options: defaults, environment variables, builder.
+//!
+//! Every limit grows by configuration or fails loudly naming its setting:
+//!
+//! | setting | env var | default |
+//! |---|---|---|
+//! | uni-address stack region | `UAT_STACK_SIZE` | 64 MiB |
+//! | deque capacity (entries) | `UAT_DEQUE_CAPACITY` | 131,072 |
+//! | future cells | `UAT_FUTURE_CELLS` | 131,072 |
+//! | RDMA region (suspended stacks) | `UAT_RDMA_REGION` | 64 MiB |
+//! | polls per spawn interval (am modes) | `UAT_POLL_INTERVAL` | mode-dependent |
+//! | print the configuration at start | `UAT_VERBOSE=1` | off |
+//!
+//! The defaults run UTS T3 (depth 1,572) and T3L (depth 17,844) on one rank.
+//! Sizes accept K, M, G suffixes (binary).
+
+use std::fmt;
+
+/// The runtime's configuration. Build one with [`Config::from_env`] and
+/// adjust it with the builder methods.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub stack_size: usize,
+    pub deque_capacity: usize,
+    pub future_cells: usize,
+    pub rdma_region: usize,
+    /// Poll for Active Messages every this many spawns (0: never at spawn).
+    pub poll_interval: u32,
+    pub verbose: bool,
+    /// Steal only after an empty check (one GET) says the victim has work.
+    pub empty_check: bool,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            stack_size: 64 << 20,
+            deque_capacity: 1 << 17,
+            future_cells: 1 << 17,
+            rdma_region: 64 << 20,
+            poll_interval: am_fad::default_poll_interval(),
+            verbose: false,
+            empty_check: true,
+        }
+    }
+}
+
+/// A bad value in an environment variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Parses "64M", "1G", "4096", "512K".
+pub fn parse_size(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let (digits, shift) = match t.as_bytes().last()? {
+        b'K' | b'k' => (&t[..t.len() - 1], 10),
+        b'M' | b'm' => (&t[..t.len() - 1], 20),
+        b'G' | b'g' => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(1usize << shift)
+}
+
+impl Config {
+    /// Defaults overridden by the `UAT_*` environment variables.
+    pub fn from_env() -> Result<Config, ConfigError> {
+        Config::from_lookup(|k| std::env::var(k).ok())
+    }
+
+    pub(crate) fn from_lookup(env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let mut c = Config::default();
+        let size = |var: &str, min: usize, into: &mut usize| -> Result<(), ConfigError> {
+            if let Some(v) = env(var) {
+                let n = parse_size(&v).ok_or_else(|| {
+                    ConfigError(format!(
+                        "{var}={v}: expected a size such as 64M, 1G or 65536"
+                    ))
+                })?;
+                if n < min {
+                    return Err(ConfigError(format!("{var}={v}: must be at least {min}")));
+                }
+                *into = n;
+            }
+            Ok(())
+        };
+        size("UAT_STACK_SIZE", 256 << 10, &mut c.stack_size)?;
+        size("UAT_DEQUE_CAPACITY", 16, &mut c.deque_capacity)?;
+        size("UAT_FUTURE_CELLS", 16, &mut c.future_cells)?;
+        size("UAT_RDMA_REGION", 64 << 10, &mut c.rdma_region)?;
+        if let Some(v) = env("UAT_POLL_INTERVAL") {
+            c.poll_interval = v.parse().map_err(|_| {
+                ConfigError(format!(
+                    "UAT_POLL_INTERVAL={v}: expected a whole number of spawns"
+                ))
+            })?;
+        }
+        if let Some(v) = env("UAT_VERBOSE") {
+            c.verbose = !matches!(v.as_str(), "" | "0" | "false" | "no");
+        }
+        Ok(c)
+    }
+
+    pub fn stack_size(mut self, bytes: usize) -> Config {
+        self.stack_size = bytes;
+        self
+    }
+    pub fn deque_capacity(mut self, entries: usize) -> Config {
+        self.deque_capacity = entries;
+        self
+    }
+    pub fn future_cells(mut self, cells: usize) -> Config {
+        self.future_cells = cells;
+        self
+    }
+    pub fn rdma_region(mut self, bytes: usize) -> Config {
+        self.rdma_region = bytes;
+        self
+    }
+    pub fn poll_interval(mut self, spawns: u32) -> Config {
+        self.poll_interval = spawns;
+        self
+    }
+    pub fn verbose(mut self, on: bool) -> Config {
+        self.verbose = on;
+        self
+    }
+    pub fn empty_check(mut self, on: bool) -> Config {
+        self.empty_check = on;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("512K"), Some(512 << 10));
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("2g"), Some(2 << 30));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn environment_overrides_defaults_and_bad_values_name_the_variable() {
+        let c = Config::from_lookup(|k| (k == "UAT_STACK_SIZE").then(|| "1G".to_string())).unwrap();
+        assert_eq!(c.stack_size, 1 << 30);
+        assert_eq!(c.deque_capacity, Config::default().deque_capacity);
+        let e = Config::from_lookup(|k| (k == "UAT_DEQUE_CAPACITY").then(|| "many".to_string()))
+            .unwrap_err();
+        assert!(e.0.contains("UAT_DEQUE_CAPACITY=many"), "{e}");
+        let e =
+            Config::from_lookup(|k| (k == "UAT_STACK_SIZE").then(|| "4K".to_string())).unwrap_err();
+        assert!(e.0.contains("at least"), "{e}");
+    }
+}

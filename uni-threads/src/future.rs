@@ -1,0 +1,148 @@
+//! Future cells: where a child leaves its result for its joiner, in the
+//! arena of the rank that spawned it.
+//!
+//! A cell is 64 bytes: a state word and up to [`MAX_RESULT_SIZE`] bytes of
+//! result. The completer writes the result, then sets the state to DONE with
+//! release ordering (across ranks: a blocking put of the result, then a put of
+//! the state); the joiner reads the state with acquire ordering, then the
+//! result. Free cells form a LIFO list threaded through the state word's
+//! neighbour, owned by the rank (allocation and freeing are local).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::arena::Layout;
+
+/// Bytes per cell.
+pub const CELL_SIZE: usize = 64;
+/// Largest task result a cell holds.
+pub const MAX_RESULT_SIZE: usize = 48;
+
+const PENDING: u64 = 0;
+const DONE: u64 = 1;
+
+#[repr(C, align(64))]
+pub struct Cell {
+    state: AtomicU64,
+    next_free: u64,
+    result: [u8; MAX_RESULT_SIZE],
+}
+
+const _: () = assert!(std::mem::size_of::<Cell>() == CELL_SIZE);
+
+/// A cell's arena address (identical on every rank) and the rank it lives on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CellRef {
+    pub addr: usize,
+    pub rank: u32,
+}
+
+impl CellRef {
+    #[inline(always)]
+    fn cell(self) -> &'static Cell {
+        // SAFETY: CellRefs are made only from the pool's cells, in the
+        // mapped arena; only the state word is accessed concurrently, and
+        // atomically.
+        unsafe { &*(self.addr as *const Cell) }
+    }
+
+    /// Whether the child has completed (local cells).
+    #[inline(always)]
+    pub fn is_done_local(self) -> bool {
+        self.cell().state.load(Ordering::Acquire) == DONE
+    }
+
+    /// Writes the result and marks the cell done (local cells).
+    ///
+    /// # Safety
+    /// `T` must fit (checked at compile time by the callers) and the cell must
+    /// be pending, written by one completer.
+    #[inline(always)]
+    pub unsafe fn complete_local<T: Copy>(self, value: T) {
+        // SAFETY: the cell is pending: nobody reads its result yet.
+        unsafe {
+            (self.addr as *mut u8)
+                .add(16)
+                .cast::<T>()
+                .write_unaligned(value)
+        };
+        self.cell().state.store(DONE, Ordering::Release);
+    }
+
+    /// Reads the result of a done local cell.
+    ///
+    /// # Safety
+    /// The cell must be done and hold a `T`.
+    #[inline(always)]
+    pub unsafe fn result_local<T: Copy>(self) -> T {
+        // SAFETY: caller's contract; the Acquire load in is_done_local
+        // ordered this read after the completer's write.
+        unsafe {
+            (self.addr as *const u8)
+                .add(16)
+                .cast::<T>()
+                .read_unaligned()
+        }
+    }
+}
+
+/// A rank's pool of cells.
+pub struct CellPool {
+    free: std::cell::Cell<usize>,
+    rank: u32,
+}
+
+impl CellPool {
+    /// Threads every cell of the arena onto the free list.
+    ///
+    /// # Safety
+    /// The arena must be mapped with `layout`; one pool per process.
+    pub unsafe fn new(layout: &Layout, rank: u32) -> CellPool {
+        let base = Layout::addr(layout.cells);
+        for i in 0..layout.cell_count {
+            let cell = (base + i * CELL_SIZE) as *mut Cell;
+            let next = if i + 1 < layout.cell_count {
+                base + (i + 1) * CELL_SIZE
+            } else {
+                0
+            };
+            // SAFETY: inside the mapped cells part; no one else uses it yet.
+            unsafe {
+                (*cell).state.store(PENDING, Ordering::Relaxed);
+                (*cell).next_free = next as u64;
+            }
+        }
+        CellPool {
+            free: std::cell::Cell::new(if layout.cell_count > 0 { base } else { 0 }),
+            rank,
+        }
+    }
+
+    /// A pending cell, or None when the pool is exhausted.
+    #[inline(always)]
+    pub fn alloc(&self) -> Option<CellRef> {
+        let addr = self.free.get();
+        if addr == 0 {
+            return None;
+        }
+        let cell = CellRef {
+            addr,
+            rank: self.rank,
+        };
+        // SAFETY: a free cell of this pool; only the owner touches free ones.
+        unsafe {
+            let c = addr as *mut Cell;
+            self.free.set((*c).next_free as usize);
+            (*c).state.store(PENDING, Ordering::Relaxed);
+        }
+        Some(cell)
+    }
+
+    /// Returns a cell of this pool (its result consumed).
+    #[inline(always)]
+    pub fn free(&self, cell: CellRef) {
+        debug_assert_eq!(cell.rank, self.rank);
+        // SAFETY: a cell of this pool that nobody uses any more.
+        unsafe { (*(cell.addr as *mut Cell)).next_free = self.free.get() as u64 };
+        self.free.set(cell.addr);
+    }
+}

@@ -1,0 +1,40 @@
+//! rayon-style conveniences over spawn/join.
+
+use crate::spawn::spawn;
+
+/// Runs `a` and `b`, potentially in parallel: `a` is spawned (child-first,
+/// so it runs now and the rest of this thread, `b`, is stealable), `b` runs
+/// here, then `a` is joined.
+#[inline]
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send + Copy + 'static,
+    B: FnOnce() -> RB,
+    RA: Send + Copy + 'static,
+{
+    let ha = spawn(a);
+    let rb = b();
+    (ha.join(), rb)
+}
+
+/// Maps every `i` in `lo..hi` with `map` and combines the results with
+/// `combine` (associative, with `identity`), splitting the range in halves
+/// down to `grain` indices per task: every task spawns zero or two subtasks.
+#[inline]
+pub fn reduce<T, M, C>(lo: u64, hi: u64, grain: u64, identity: T, map: M, combine: C) -> T
+where
+    T: Send + Copy + 'static,
+    M: Fn(u64) -> T + Send + Copy + 'static,
+    C: Fn(T, T) -> T + Send + Copy + 'static,
+{
+    let grain = grain.max(1);
+    if hi.saturating_sub(lo) <= grain {
+        return (lo..hi).fold(identity, |acc, i| combine(acc, map(i)));
+    }
+    let mid = lo + (hi - lo) / 2;
+    let (left, right) = join(
+        move || reduce(lo, mid, grain, identity, map, combine),
+        move || reduce(mid, hi, grain, identity, map, combine),
+    );
+    combine(left, right)
+}

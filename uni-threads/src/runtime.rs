@@ -1,0 +1,245 @@
+//! Starting the runtime on every rank and running a root task (SPMD).
+
+use std::fmt;
+
+use am_fad::DequeLock;
+use gasnet_sys::Gasnet;
+
+use crate::arena::{self, ArenaError, Layout, ARENA_BASE, GUARD_SIZE, LOCK_WORD, STATS_SLOT};
+use crate::config::Config;
+use crate::context::{save_context_and_call, start_on_stack};
+use crate::deque::Deque;
+use crate::future::{CellPool, CellRef, MAX_RESULT_SIZE};
+use crate::rdma::RdmaAlloc;
+use crate::scheduler;
+use crate::spawn::{complete, run_task};
+use crate::stats::{Counters, Stats};
+use crate::worker::{self, worker, Worker};
+
+/// Bytes of the scheduler's native stack.
+const SCHED_STACK: usize = 1 << 20;
+
+/// Why the runtime could not start.
+#[derive(Debug)]
+pub enum StartError {
+    Arena(ArenaError),
+    Other(String),
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::Arena(e) => e.fmt(f),
+            StartError::Other(e) => f.write_str(e),
+        }
+    }
+}
+
+/// The runtime of this process, started on every rank.
+pub struct Runtime {
+    gasnet: Gasnet,
+}
+
+impl Runtime {
+    /// Starts the runtime: maps the arena (attaching the GASNet segment),
+    /// sets up the deque, the future cells and the stack guard. Collective:
+    /// every rank calls it once, after GASNet's init, with the same config.
+    pub fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
+        let (rank, ranks) = (gasnet.rank(), gasnet.size());
+        let layout = Layout::new(&config, ranks);
+        arena::map(gasnet, &layout).map_err(StartError::Arena)?;
+        let lock = DequeLock::new(gasnet);
+        // SAFETY: the arena is mapped with `layout`; one deque and one pool
+        // per process.
+        let (deque, cells) = unsafe {
+            (
+                Deque::new(&layout, arena::remote(gasnet, rank, ARENA_BASE + LOCK_WORD)),
+                CellPool::new(&layout, rank),
+            )
+        };
+        deque.init(&lock);
+        let sched_stack_top = map_native_stack(SCHED_STACK)
+            .map_err(|e| StartError::Other(format!("cannot map the scheduler stack: {e}")))?;
+        worker::install(Worker {
+            gasnet,
+            rank,
+            ranks,
+            rdma: RdmaAlloc::new(Layout::addr(layout.rdma), layout.rdma_size).into(),
+            config: config.clone(),
+            layout,
+            top: layout.stack_top().into(),
+            deque,
+            cells,
+            lock,
+            waiters: Vec::new().into(),
+            suspending: None.into(),
+            sched_stack_top,
+            main_ctx: 0.into(),
+            finished: false.into(),
+            poll_countdown: config.poll_interval.into(),
+            counters: Counters::default(),
+        });
+        crate::guard::install(
+            gasnet,
+            Layout::addr(layout.guard),
+            Layout::addr(layout.guard) + GUARD_SIZE,
+            layout.stack_size,
+        )
+        .map_err(|e| {
+            StartError::Other(format!("cannot install the stack-overflow handler: {e}"))
+        })?;
+        if config.verbose && rank == 0 {
+            eprintln!("{}", describe(&config, &layout, ranks));
+        }
+        gasnet.barrier();
+        Ok(Runtime { gasnet })
+    }
+
+    /// Runs `root` as the root task and returns its result on rank 0 (`None`
+    /// on the other ranks, which serve and steal meanwhile). Collective:
+    /// every rank calls it, in the same order.
+    pub fn run<F, T>(&self, root: F) -> Option<T>
+    where
+        F: FnOnce() -> T + Send + Copy + 'static,
+        T: Send + Copy + 'static,
+    {
+        const {
+            assert!(
+                std::mem::size_of::<T>() <= MAX_RESULT_SIZE,
+                "the root task's result must fit a future cell (48 bytes)"
+            )
+        };
+        let w = worker();
+        w.finished.set(false);
+        w.counters.reset();
+        let cell = if w.rank == 0 { w.cells.alloc() } else { None };
+        self.gasnet.barrier();
+        let root_cell = cell.map_or(0, |c| c.addr);
+        // SAFETY: enter_run never returns; this native-stack frame is resumed
+        // through main_ctx once the job is over, untouched meanwhile.
+        unsafe { save_context_and_call(enter_run::<F, T>, &root as *const F as usize, root_cell) };
+        self.gasnet.barrier();
+        cell.map(|c| {
+            assert!(c.is_done_local(), "the root task's result is missing");
+            // SAFETY: done, holding the root's T.
+            let v = unsafe { c.result_local::<T>() };
+            worker().cells.free(c);
+            v
+        })
+    }
+
+    /// The scheduler's counters of the last run, summed over all ranks
+    /// (collective). Valid on rank 0.
+    pub fn stats(&self) -> Stats {
+        let g = self.gasnet;
+        let w = worker();
+        let mine = w.counters.snapshot().to_words();
+        let slot = Layout::addr(w.layout.stats) + w.rank as usize * STATS_SLOT;
+        let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        g.put(0, arena::remote(g, 0, slot), &bytes);
+        g.barrier();
+        let mut total = Stats::default();
+        if w.rank == 0 {
+            for r in 0..w.ranks as usize {
+                let base = Layout::addr(w.layout.stats) + r * STATS_SLOT;
+                let mut words = [0u64; Stats::FIELDS];
+                for (i, word) in words.iter_mut().enumerate() {
+                    // SAFETY: rank 0's stats slots, in the mapped arena,
+                    // written by blocking puts completed before the barrier.
+                    *word = unsafe { std::ptr::read_volatile((base + i * 8) as *const u64) };
+                }
+                total.accumulate(&Stats::from_words(words));
+            }
+        }
+        g.barrier();
+        total
+    }
+
+    pub fn gasnet(&self) -> Gasnet {
+        self.gasnet
+    }
+
+    pub fn config(&self) -> &Config {
+        &worker().config
+    }
+}
+
+unsafe extern "C-unwind" fn enter_run<F, T>(main_ctx: *mut u8, root: usize, root_cell: usize)
+where
+    F: FnOnce() -> T + Copy + 'static,
+    T: Copy + 'static,
+{
+    let w = worker();
+    w.main_ctx.set(main_ctx as usize);
+    if w.rank == 0 {
+        // SAFETY: a fresh start at the top of the empty stack region.
+        unsafe { start_on_stack(w.layout.stack_top(), root_thread::<F, T>, root, root_cell) }
+    }
+    scheduler::enter()
+}
+
+/// The root thread: the base of the first uni-address stack.
+unsafe extern "C-unwind" fn root_thread<F, T>(root: usize, root_cell: usize)
+where
+    F: FnOnce() -> T + Copy + 'static,
+    T: Copy + 'static,
+{
+    // SAFETY: `root` points to the closure in Runtime::run's frame, which
+    // stays in place while the job runs; F is Copy.
+    let f = unsafe { std::ptr::read(root as *const F) };
+    let w = worker();
+    w.top.set(w.layout.stack_top());
+    let value = run_task(f);
+    complete(
+        CellRef {
+            addr: root_cell,
+            rank: 0,
+        },
+        value,
+    );
+    worker().finished.set(true);
+    scheduler::enter()
+}
+
+/// A private read-write stack with a guard page below; returns its top.
+fn map_native_stack(size: usize) -> std::io::Result<usize> {
+    // SAFETY: a fresh anonymous mapping, never unmapped.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            size + 4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::mprotect(p, 4096, libc::PROT_NONE) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(p as usize + size + 4096)
+    }
+}
+
+/// The start-up banner (`UAT_VERBOSE=1`).
+pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
+    let mib = |b: usize| b as f64 / (1 << 20) as f64;
+    format!(
+        "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{:.1}MiB \
+         stack={:.1}MiB deque={} entries future_cells={} rdma_region={:.1}MiB guard={}KiB \
+         poll_interval={} empty_check={}",
+        gasnet_sys::CONDUIT.name(),
+        am_fad::MODE.name(),
+        ARENA_BASE,
+        mib(l.total),
+        mib(l.stack_size),
+        l.deque_capacity,
+        l.cell_count,
+        mib(l.rdma_size),
+        GUARD_SIZE >> 10,
+        c.poll_interval,
+        if c.empty_check { "on" } else { "off" },
+    )
+}

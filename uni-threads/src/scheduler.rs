@@ -1,0 +1,153 @@
+//! The scheduler: what a worker does when the running thread cannot go on.
+//!
+//! It runs on its own native stack (outside the uni-address region), entered
+//! afresh each time with [`start_on_stack`]: it keeps no state on that stack
+//! between entries, so it can leave by jumping into any thread's context and
+//! come back later from anywhere. Its choices, in order (IPSJ 2016 §5.4):
+//!
+//! 1. a waiting thread whose child has completed and whose frames fit below
+//!    the frames in place (copied back to their address, then resumed);
+//! 2. the newest ready continuation of the own deque (frames in place);
+//! 3. leave, when the root task has completed;
+//! 4. (with more ranks) steal — only when the uni-address region is empty.
+//!
+//! Unlike the original implementation, waiters are retried on every pass,
+//! not only after a failed steal: a joiner resumes as soon as it can.
+
+use crate::context::{resume_context, save_context_and_call, start_on_stack};
+use crate::fatal;
+use crate::future::CellRef;
+use crate::worker::{worker, Waiter};
+
+/// Enters the scheduler on its own stack; never returns.
+pub(crate) fn enter() -> ! {
+    let top = worker().sched_stack_top;
+    // SAFETY: the scheduler stack is ours and unused (the scheduler keeps
+    // nothing on it between entries); schedule never returns.
+    unsafe { start_on_stack(top, schedule, 0, 0) }
+}
+
+/// A child finished but its parent was stolen: nothing of this thread is
+/// live any more.
+#[cold]
+pub(crate) fn parent_gone() -> ! {
+    enter()
+}
+
+unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
+    // A thread that just suspended is saved first (we are off its stack now).
+    let w = worker();
+    if let Some(waiter) = w.suspending.take() {
+        save_waiter(waiter);
+    }
+    loop {
+        let w = worker();
+        if let Some(waiter) = take_resumable_waiter() {
+            resume_waiter(waiter);
+        }
+        if let Some(entry) = w.deque.pop(&w.lock) {
+            // SAFETY: its frames are in place; nothing below them is live.
+            unsafe { resume_context(entry.ctx as *mut u8) }
+        }
+        if w.finished.get() && w.waiters.borrow().is_empty() {
+            // SAFETY: main_ctx is the record of Runtime::run's caller on the
+            // native stack, untouched since.
+            unsafe { resume_context(w.main_ctx.get() as *mut u8) }
+        }
+        w.gasnet.poll();
+        std::hint::spin_loop();
+    }
+}
+
+/// Suspends the running thread until `cell` is done (Fig. 7/8): its frames
+/// are copied into the RDMA region and the worker runs other work. Returns
+/// when the thread has been resumed (on this or another process).
+#[inline(never)]
+pub(crate) fn suspend_until_done(cell: CellRef) {
+    let top = worker().top.get();
+    // SAFETY: do_suspend never returns; this thread continues only through
+    // resume_context of the saved record, with its frames restored in place.
+    unsafe { save_context_and_call(do_suspend, cell.addr, cell.rank as usize) };
+    worker().top.set(top);
+}
+
+unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, cell_addr: usize, cell_rank: usize) {
+    let w = worker();
+    let cell = CellRef {
+        addr: cell_addr,
+        rank: cell_rank as u32,
+    };
+    w.suspending.set(Some(Waiter {
+        ctx: ctx as usize,
+        top: w.top.get(),
+        buf: 0,
+        cell,
+    }));
+    enter()
+}
+
+fn save_waiter(mut waiter: Waiter) {
+    let w = worker();
+    let len = waiter.top - waiter.ctx;
+    let mut rdma = w.rdma.borrow_mut();
+    let Some(buf) = rdma.alloc(len) else {
+        fatal::rdma_region_full(rdma.capacity(), len)
+    };
+    // SAFETY: [ctx, top) are the suspended thread's frames in the stack
+    // region; buf is a free RDMA buffer of at least len bytes; we run on the
+    // scheduler stack, so neither range is in use.
+    unsafe { std::ptr::copy_nonoverlapping(waiter.ctx as *const u8, buf as *mut u8, len) };
+    waiter.buf = buf;
+    w.waiters.borrow_mut().push(waiter);
+    w.counters.suspensions.set(w.counters.suspensions.get() + 1);
+}
+
+fn take_resumable_waiter() -> Option<Waiter> {
+    let w = worker();
+    let mut waiters = w.waiters.borrow_mut();
+    if waiters.is_empty() {
+        return None;
+    }
+    let lowest = w.lowest_used();
+    let i = waiters
+        .iter()
+        .position(|x| x.top <= lowest && is_done(x.cell))?;
+    Some(waiters.swap_remove(i))
+}
+
+fn resume_waiter(waiter: Waiter) -> ! {
+    let w = worker();
+    let len = waiter.top - waiter.ctx;
+    // SAFETY: the waiter's range lies below every frame in place (checked in
+    // take_resumable_waiter) and we run on the scheduler stack.
+    unsafe { std::ptr::copy_nonoverlapping(waiter.buf as *const u8, waiter.ctx as *mut u8, len) };
+    w.rdma.borrow_mut().free(waiter.buf, len);
+    w.counters.resumes.set(w.counters.resumes.get() + 1);
+    // SAFETY: the frames are back at their address.
+    unsafe { resume_context(waiter.ctx as *mut u8) }
+}
+
+fn is_done(cell: CellRef) -> bool {
+    if cell.rank == worker().rank {
+        cell.is_done_local()
+    } else {
+        remote_cells_need_stealing()
+    }
+}
+
+/// Completes a cell that lives on another rank.
+pub(crate) fn complete_remote(_cell: CellRef, _value: *const u8, _len: usize) {
+    remote_cells_need_stealing()
+}
+
+/// The result of a remote cell if it is done (and frees the cell).
+pub(crate) fn take_remote<T: Copy>(_cell: CellRef) -> Option<T> {
+    remote_cells_need_stealing()
+}
+
+/// Cells move between ranks only through steals, which this scheduler does
+/// not do yet: reaching here is a runtime bug.
+#[cold]
+fn remote_cells_need_stealing() -> ! {
+    fatal::fatal(format_args!("internal error: a future cell of another rank, but this scheduler does not steal across ranks"))
+}

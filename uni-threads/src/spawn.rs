@@ -1,0 +1,183 @@
+//! Child-first `spawn` and `join` (IPSJ 2016 Fig. 4 and Fig. 7).
+//!
+//! `spawn(f)` saves the parent's context as a record on the stack, pushes
+//! the parent `{ctx, top}` on the deque, and runs `f` right below on the same
+//! stack, like a function call. When `f` returns, the worker pops: if the
+//! parent is still there (not stolen) it simply returns into it; otherwise
+//! the parent runs elsewhere and this worker goes to the scheduler.
+
+use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
+use std::panic::AssertUnwindSafe;
+
+use crate::context::save_context_and_call;
+use crate::deque::Entry;
+use crate::fatal;
+use crate::future::{CellRef, MAX_RESULT_SIZE};
+use crate::scheduler;
+use crate::worker::worker;
+
+/// The result of a spawned task, to be collected with [`JoinHandle::join`].
+///
+/// Dropping a handle without joining it *joins it* (waiting for the task)
+/// and discards the result, so no task outlives the handle that names it.
+#[must_use = "a spawned task should be joined (dropping its handle joins it and discards the result)"]
+pub struct JoinHandle<T: Copy + 'static> {
+    cell: CellRef,
+    _result: PhantomData<fn() -> T>,
+}
+
+struct SpawnArgs<F> {
+    f: F,
+    cell: CellRef,
+}
+
+/// Compile-time check of a task result type.
+struct Fits<T>(PhantomData<T>);
+impl<T> Fits<T> {
+    const OK: () = assert!(
+        std::mem::size_of::<T>() <= MAX_RESULT_SIZE && std::mem::align_of::<T>() <= 16,
+        "a task's result must be plain data of at most 48 bytes (return an index or a small struct)"
+    );
+}
+
+/// Starts `f` as a new thread, child-first: `f` runs now, and the caller's
+/// continuation may be stolen by another process meanwhile.
+///
+/// The task model: `F: Copy + 'static` and `T: Copy + 'static` admit only
+/// plain data — no borrows, no `Box`/`Vec`/`String`. A thread may continue
+/// on another process after any `spawn` or `join`, where heap, native stack,
+/// thread-locals and per-process handles of the old process do not exist:
+/// keep no pointers into process-local memory across these calls (see the
+/// crate docs).
+#[inline]
+pub fn spawn<F, T>(f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + Copy + 'static,
+    T: Send + Copy + 'static,
+{
+    #[allow(clippy::let_unit_value)]
+    let () = Fits::<T>::OK;
+    let w = worker();
+    w.poll_at_spawn();
+    let Some(cell) = w.cells.alloc() else {
+        fatal::cells_exhausted(w.layout.cell_count)
+    };
+    let top = w.top.get();
+    let args = SpawnArgs { f, cell };
+    // SAFETY: do_spawn returns normally (leaving the frames above the record
+    // untouched) or never (the parent continues elsewhere via its deque
+    // entry). `args` outlives the call; do_spawn reads it first thing.
+    unsafe { save_context_and_call(do_spawn::<F, T>, &args as *const SpawnArgs<F> as usize, top) };
+    // Possibly on another process now: fetch the worker again.
+    worker().top.set(top);
+    JoinHandle {
+        cell,
+        _result: PhantomData,
+    }
+}
+
+unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, args: usize, top: usize)
+where
+    F: FnOnce() -> T + Copy + 'static,
+    T: Copy + 'static,
+{
+    // SAFETY: `args` points into the parent's live frame (see spawn). F is
+    // Copy: copying it out leaves nothing to drop there.
+    let SpawnArgs { f, cell } = unsafe { std::ptr::read(args as *const SpawnArgs<F>) };
+    let w = worker();
+    let ctx = ctx as usize;
+    if !w.deque.push(Entry {
+        ctx: ctx as u64,
+        top: top as u64,
+    }) {
+        fatal::deque_overflow(w.deque.capacity());
+    }
+    w.top.set(ctx);
+    let c = &w.counters;
+    c.spawns.set(c.spawns.get() + 1);
+    let depth = (w.layout.stack_top() - ctx) as u64;
+    if depth > c.max_stack_bytes.get() {
+        c.max_stack_bytes.set(depth);
+    }
+
+    let value = run_task(f);
+
+    // The child may have moved to another process: fetch the worker again.
+    complete(cell, value);
+    let w = worker();
+    if w.deque.pop(&w.lock).is_some() {
+        return; // the parent is still here: back into it
+    }
+    scheduler::parent_gone()
+}
+
+/// Runs a task's body; a panic ends the whole job (its payload lives in
+/// this process's heap and cannot cross ranks), after the panic hook has
+/// printed it with the rank.
+#[inline(always)]
+pub(crate) fn run_task<F: FnOnce() -> T, T>(f: F) -> T {
+    match std::panic::catch_unwind(AssertUnwindSafe(f)) {
+        Ok(v) => v,
+        Err(_) => task_panicked(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn task_panicked() -> ! {
+    fatal::fatal(format_args!(
+        "a task panicked (message above); ending the job"
+    ))
+}
+
+/// Stores a finished task's result in its cell.
+#[inline(always)]
+pub(crate) fn complete<T: Copy>(cell: CellRef, value: T) {
+    let w = worker();
+    if cell.rank == w.rank {
+        // SAFETY: T fits (Fits::OK in spawn); one completer per cell.
+        unsafe { cell.complete_local(value) }
+    } else {
+        scheduler::complete_remote(
+            cell,
+            &value as *const T as *const u8,
+            std::mem::size_of::<T>(),
+        )
+    }
+}
+
+impl<T: Copy + 'static> JoinHandle<T> {
+    /// Waits for the task and returns its result. If the task runs on
+    /// another process, this thread suspends (its frames are saved) and the
+    /// worker runs other work until the result arrives.
+    #[inline]
+    pub fn join(self) -> T {
+        let this = ManuallyDrop::new(self);
+        join_cell(this.cell)
+    }
+}
+
+impl<T: Copy + 'static> Drop for JoinHandle<T> {
+    fn drop(&mut self) {
+        let _ = join_cell::<T>(self.cell);
+    }
+}
+
+#[inline(always)]
+fn join_cell<T: Copy>(cell: CellRef) -> T {
+    loop {
+        let w = worker();
+        if cell.rank == w.rank {
+            if cell.is_done_local() {
+                // SAFETY: done, and it holds the T its spawn created it for.
+                let value = unsafe { cell.result_local::<T>() };
+                w.cells.free(cell);
+                return value;
+            }
+        } else if let Some(value) = scheduler::take_remote::<T>(cell) {
+            return value;
+        }
+        scheduler::suspend_until_done(cell);
+    }
+}

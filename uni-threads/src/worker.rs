@@ -1,0 +1,150 @@
+//! The worker: this process's scheduler state, in one static.
+//!
+//! One worker per process (the paper's process-per-core design). Its state
+//! differs between processes (rank, GASNet handles, free lists), and a
+//! thread's frames may move to another process at any spawn, join or poll
+//! point. So:
+//!
+//! - the worker lives in a static (same address in every process: non-PIE),
+//!   never in a thread-local;
+//! - code that may migrate calls [`worker()`] again after every migration
+//!   point instead of keeping the reference: `&Worker` lets the compiler
+//!   cache field values in registers, which would carry the old process's
+//!   values across a steal;
+//! - mutable fields are `Cell`s: only the worker thread touches them (AM
+//!   handlers run on it too, inside its polls).
+
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::mem::MaybeUninit;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use am_fad::DequeLock;
+use gasnet_sys::Gasnet;
+
+use crate::arena::Layout;
+use crate::config::Config;
+use crate::deque::Deque;
+use crate::future::CellPool;
+use crate::rdma::RdmaAlloc;
+use crate::stats::Counters;
+
+/// A thread suspended in `join`: its frames `[ctx, top)` are saved in the
+/// RDMA region at `buf` until the child completes.
+#[derive(Clone, Copy, Debug)]
+pub struct Waiter {
+    pub ctx: usize,
+    pub top: usize,
+    pub buf: usize,
+    pub cell: crate::future::CellRef,
+}
+
+pub struct Worker {
+    pub gasnet: Gasnet,
+    pub rank: u32,
+    pub ranks: u32,
+    pub config: Config,
+    pub layout: Layout,
+    /// Top (exclusive) of the running thread's frames in the stack region.
+    pub top: Cell<usize>,
+    pub deque: Deque,
+    pub cells: CellPool,
+    pub lock: DequeLock,
+    pub rdma: RefCell<RdmaAlloc>,
+    pub waiters: RefCell<Vec<Waiter>>,
+    /// A thread on its way into the wait list (set just before switching to
+    /// the scheduler stack).
+    pub suspending: Cell<Option<Waiter>>,
+    /// Top of the native stack the scheduler runs on (process-local).
+    pub sched_stack_top: usize,
+    /// The context of `Runtime::run`'s caller on the native stack.
+    pub main_ctx: Cell<usize>,
+    /// Set when the root task has completed: leave the scheduler.
+    pub finished: Cell<bool>,
+    pub poll_countdown: Cell<u32>,
+    pub counters: Counters,
+}
+
+struct Slot {
+    worker: UnsafeCell<MaybeUninit<Worker>>,
+    ready: AtomicBool,
+}
+
+// SAFETY: written once by `install` before `ready` is set (Release), then
+// only read, by the worker thread (Cell fields are worker-thread-only).
+unsafe impl Sync for Slot {}
+
+static WORKER: Slot = Slot {
+    worker: UnsafeCell::new(MaybeUninit::uninit()),
+    ready: AtomicBool::new(false),
+};
+
+/// This process's worker. Panics outside a runtime.
+#[inline(always)]
+pub fn worker() -> &'static Worker {
+    if !WORKER.ready.load(Ordering::Acquire) {
+        not_in_runtime();
+    }
+    // SAFETY: initialised (ready is set only after the write) and never
+    // mutated except through its Cells.
+    unsafe { (*WORKER.worker.get()).assume_init_ref() }
+}
+
+/// Whether a runtime is up in this process.
+pub fn is_running() -> bool {
+    WORKER.ready.load(Ordering::Acquire)
+}
+
+#[cold]
+#[inline(never)]
+fn not_in_runtime() -> ! {
+    panic!("uni-address threads: spawn/join need a running runtime (call them inside Runtime::run)")
+}
+
+/// Installs the worker (once per process).
+pub fn install(w: Worker) {
+    assert!(
+        !WORKER.ready.load(Ordering::Acquire),
+        "the runtime is already started in this process"
+    );
+    // SAFETY: not ready yet, so nobody reads the slot; written once.
+    unsafe { (*WORKER.worker.get()).write(w) };
+    WORKER.ready.store(true, Ordering::Release);
+}
+
+impl Worker {
+    /// Polls for Active Messages every `poll_interval` spawns (the AM
+    /// modes' and the AM-carried conduits' price for remote progress).
+    #[inline(always)]
+    pub fn poll_at_spawn(&self) {
+        if self.config.poll_interval == 0 {
+            return;
+        }
+        let left = self.poll_countdown.get();
+        if left > 1 {
+            self.poll_countdown.set(left - 1);
+        } else {
+            self.poll_countdown.set(self.config.poll_interval);
+            self.poll_now();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn poll_now(&self) {
+        let start = crate::tsc::now();
+        self.gasnet.poll();
+        let cycles = crate::tsc::now().wrapping_sub(start);
+        self.counters
+            .msg_handling_cycles
+            .set(self.counters.msg_handling_cycles.get() + cycles);
+    }
+
+    /// The lowest address in use in the stack region while the worker is in
+    /// the scheduler: the newest ready continuation's context, or the
+    /// region's top when no frames are in place.
+    pub fn lowest_used(&self) -> usize {
+        self.deque
+            .newest()
+            .map_or(self.layout.stack_top(), |e| e.ctx as usize)
+    }
+}
