@@ -61,6 +61,11 @@ impl JobOutput {
 /// Runs `scripts/run.sh <launcher_args> -- <exe> <args>` for this build's
 /// conduit and mode.
 pub fn run_job(launcher_args: &[&str], exe: &Path, args: &[&str]) -> JobOutput {
+    run_job_with_env(launcher_args, exe, args, &[])
+}
+
+/// [`run_job`] with extra environment variables for the job.
+pub fn run_job_with_env(launcher_args: &[&str], exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let timeout = JOB_TIMEOUT_S.to_string();
     let out = Command::new(root().join("scripts/run.sh"))
@@ -78,6 +83,7 @@ pub fn run_job(launcher_args: &[&str], exe: &Path, args: &[&str]) -> JobOutput {
         .arg(exe)
         .args(args)
         .env_remove("UAT_LAUNCHED")
+        .envs(env.iter().copied())
         .output()
         .expect("cannot start scripts/run.sh");
     let out = JobOutput::from(out);
