@@ -65,7 +65,12 @@ pub fn run_job(launcher_args: &[&str], exe: &Path, args: &[&str]) -> JobOutput {
 }
 
 /// [`run_job`] with extra environment variables for the job.
-pub fn run_job_with_env(launcher_args: &[&str], exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
+pub fn run_job_with_env(
+    launcher_args: &[&str],
+    exe: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> JobOutput {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let timeout = JOB_TIMEOUT_S.to_string();
     let out = Command::new(root().join("scripts/run.sh"))

@@ -12,9 +12,9 @@
 //!
 //! ```text
 //! control page   deque lock word, head, tail (one cache line each), ...
-//! stats slots    one per rank (rank 0's are summed at the end of a run)
-//! deque entries  capacity × 16 bytes
+//! deque entries  capacity × 16 bytes (at a fixed offset: DEQUE_OFFSET)
 //! future cells   count × 64 bytes
+//! stats slots    one per rank (rank 0's are summed at the end of a run)
 //! RDMA region    copies of suspended threads' frames
 //! guard          PROT_NONE in the alias, ≥ 64 KiB: stack overflow traps here
 //! stack region   the uni-address stack; threads' frames grow down from the top
@@ -60,15 +60,17 @@ pub struct Layout {
 pub const LOCK_WORD: usize = 0;
 pub const HEAD_WORD: usize = 64;
 pub const TAIL_WORD: usize = 128;
+/// Where the deque's entries start (fixed, so the hot path needs no load).
+pub const DEQUE_OFFSET: usize = PAGE;
 /// Bytes of one rank's stats slot.
 pub const STATS_SLOT: usize = 128;
 
 impl Layout {
     pub fn new(c: &Config, ranks: u32) -> Layout {
-        let stats = PAGE;
-        let deque = stats + page_up(ranks as usize * STATS_SLOT);
+        let deque = DEQUE_OFFSET;
         let cells = deque + page_up(c.deque_capacity * std::mem::size_of::<Entry>());
-        let rdma = cells + page_up(c.future_cells * CELL_SIZE);
+        let stats = cells + page_up(c.future_cells * CELL_SIZE);
+        let rdma = stats + page_up(ranks as usize * STATS_SLOT);
         let guard = rdma + page_up(c.rdma_region);
         let stack = guard + GUARD_SIZE;
         let stack_size = page_up(c.stack_size);
@@ -221,7 +223,8 @@ mod tests {
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);
-        assert!(l.rdma - l.cells >= 1000 * CELL_SIZE);
+        assert!(l.stats - l.cells >= 1000 * CELL_SIZE);
+        assert!(l.rdma - l.stats >= 3 * STATS_SLOT);
         assert_eq!(l.stack - l.guard, GUARD_SIZE);
         assert!(GUARD_SIZE >= 64 << 10);
         assert_eq!(l.stack_top(), ARENA_BASE + l.total);

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use am_fad::DequeLock;
 
-use crate::arena::{Layout, HEAD_WORD, LOCK_WORD, TAIL_WORD};
+use crate::arena::{Layout, DEQUE_OFFSET, HEAD_WORD, LOCK_WORD, TAIL_WORD};
 
 /// A suspended parent: its context record and the top of its frames. Its
 /// frames are `[ctx, top)` of the uni-address stack region.
@@ -27,11 +27,9 @@ pub struct Entry {
     pub top: u64,
 }
 
-/// The owner's view of its deque.
+/// The owner's view of its deque. Its words and entries are at fixed arena
+/// addresses (compile-time constants on the hot path).
 pub struct Deque {
-    head: &'static AtomicU64,
-    tail: &'static AtomicU64,
-    entries: *mut Entry,
     capacity: u64,
     lock_word: usize,
     lock_segment_word: usize,
@@ -45,24 +43,35 @@ impl Deque {
     /// The arena must be mapped with `layout`, and this must be the only
     /// owner-side handle of it.
     pub unsafe fn new(layout: &Layout, lock_segment_word: usize) -> Deque {
-        // SAFETY: control words are in the mapped arena, 8-aligned, and only
-        // accessed atomically (by us and, through RMA of whole words, by
-        // thieves).
-        unsafe {
-            Deque {
-                head: &*(Layout::addr(HEAD_WORD) as *const AtomicU64),
-                tail: &*(Layout::addr(TAIL_WORD) as *const AtomicU64),
-                entries: Layout::addr(layout.deque) as *mut Entry,
-                capacity: layout.deque_capacity as u64,
-                lock_word: Layout::addr(LOCK_WORD),
-                lock_segment_word,
-            }
+        debug_assert_eq!(layout.deque, DEQUE_OFFSET);
+        Deque {
+            capacity: layout.deque_capacity as u64,
+            lock_word: Layout::addr(LOCK_WORD),
+            lock_segment_word,
         }
     }
 
+    #[inline(always)]
+    fn head(&self) -> &'static AtomicU64 {
+        // SAFETY: a control word of the mapped arena (Deque::new's contract),
+        // 8-aligned, accessed only atomically (thieves: whole-word RMA).
+        unsafe { &*(Layout::addr(HEAD_WORD) as *const AtomicU64) }
+    }
+
+    #[inline(always)]
+    fn tail(&self) -> &'static AtomicU64 {
+        // SAFETY: as in head().
+        unsafe { &*(Layout::addr(TAIL_WORD) as *const AtomicU64) }
+    }
+
+    #[inline(always)]
+    fn slot(&self, i: u64) -> *mut Entry {
+        (Layout::addr(DEQUE_OFFSET) as *mut Entry).wrapping_add(i as usize)
+    }
+
     pub fn init(&self, lock: &DequeLock) {
-        self.head.store(0, Ordering::Relaxed);
-        self.tail.store(0, Ordering::Relaxed);
+        self.head().store(0, Ordering::Relaxed);
+        self.tail().store(0, Ordering::Relaxed);
         lock.init_own(self.lock_segment_word, self.lock_word as *const u64);
     }
 
@@ -70,32 +79,32 @@ impl Deque {
     #[inline(always)]
     #[must_use]
     pub fn push(&self, e: Entry) -> bool {
-        let t = self.tail.load(Ordering::Relaxed);
+        let t = self.tail().load(Ordering::Relaxed);
         if t >= self.capacity {
             return false;
         }
         // SAFETY: t < capacity; slot t is owner-private until tail passes it.
-        unsafe { self.entries.add(t as usize).write(e) };
+        unsafe { self.slot(t).write(e) };
         // Release: a thief that sees the new tail sees the entry.
-        self.tail.store(t + 1, Ordering::Release);
+        self.tail().store(t + 1, Ordering::Release);
         true
     }
 
     /// Pops the newest entry, unless a thief took it (or the deque is empty).
     #[inline(always)]
     pub fn pop(&self, lock: &DequeLock) -> Option<Entry> {
-        let t = self.tail.load(Ordering::Relaxed);
+        let t = self.tail().load(Ordering::Relaxed);
         if t == 0 {
             return None;
         }
         // The swap is a full fence: tail is published before head is read.
-        self.tail.swap(t - 1, Ordering::SeqCst);
-        let h = self.head.load(Ordering::SeqCst);
+        self.tail().swap(t - 1, Ordering::SeqCst);
+        let h = self.head().load(Ordering::SeqCst);
         if h < t {
             // No thief got past head == t-1 before we published tail: one
             // that increments head now will see our tail and roll back.
             // SAFETY: slot t-1 was pushed by us and is ours (see above).
-            return Some(unsafe { self.entries.add(t as usize - 1).read() });
+            return Some(unsafe { self.slot(t - 1).read() });
         }
         self.pop_conflict(lock, t)
     }
@@ -105,17 +114,17 @@ impl Deque {
     #[cold]
     #[inline(never)]
     fn pop_conflict(&self, lock: &DequeLock, t: u64) -> Option<Entry> {
-        self.tail.store(t, Ordering::SeqCst);
+        self.tail().store(t, Ordering::SeqCst);
         lock.lock_own(self.lock_segment_word, self.lock_word as *const u64);
-        let h = self.head.load(Ordering::SeqCst);
+        let h = self.head().load(Ordering::SeqCst);
         let result = if h < t {
-            self.tail.store(t - 1, Ordering::SeqCst);
+            self.tail().store(t - 1, Ordering::SeqCst);
             // SAFETY: under the lock no thief moves head; slot t-1 is ours.
-            Some(unsafe { self.entries.add(t as usize - 1).read() })
+            Some(unsafe { self.slot(t - 1).read() })
         } else {
             // Empty: everything was stolen. Restart at slot 0.
-            self.head.store(0, Ordering::SeqCst);
-            self.tail.store(0, Ordering::SeqCst);
+            self.head().store(0, Ordering::SeqCst);
+            self.tail().store(0, Ordering::SeqCst);
             None
         };
         lock.unlock_own(self.lock_segment_word, self.lock_word as *const u64);
@@ -124,10 +133,10 @@ impl Deque {
 
     /// The newest entry without removing it (the lowest live frames).
     pub fn newest(&self) -> Option<Entry> {
-        let t = self.tail.load(Ordering::Relaxed);
-        let h = self.head.load(Ordering::Acquire);
+        let t = self.tail().load(Ordering::Relaxed);
+        let h = self.head().load(Ordering::Acquire);
         // SAFETY: slot t-1 is a pushed entry while h < t.
-        (h < t).then(|| unsafe { self.entries.add(t as usize - 1).read() })
+        (h < t).then(|| unsafe { self.slot(t - 1).read() })
     }
 
     pub fn capacity(&self) -> u64 {

@@ -15,7 +15,7 @@ use crate::deque::Entry;
 use crate::fatal;
 use crate::future::{CellRef, MAX_RESULT_SIZE};
 use crate::scheduler;
-use crate::worker::worker;
+use crate::worker::{worker, worker_in_task};
 
 /// The result of a spawned task, to be collected with [`JoinHandle::join`].
 ///
@@ -70,7 +70,7 @@ where
     // entry). `args` outlives the call; do_spawn reads it first thing.
     unsafe { save_context_and_call(do_spawn::<F, T>, &args as *const SpawnArgs<F> as usize, top) };
     // Possibly on another process now: fetch the worker again.
-    worker().top.set(top);
+    worker_in_task().top.set(top);
     JoinHandle {
         cell,
         _result: PhantomData,
@@ -85,7 +85,7 @@ where
     // SAFETY: `args` points into the parent's live frame (see spawn). F is
     // Copy: copying it out leaves nothing to drop there.
     let SpawnArgs { f, cell } = unsafe { std::ptr::read(args as *const SpawnArgs<F>) };
-    let w = worker();
+    let w = worker_in_task();
     let ctx = ctx as usize;
     if !w.deque.push(Entry {
         ctx: ctx as u64,
@@ -105,7 +105,7 @@ where
 
     // The child may have moved to another process: fetch the worker again.
     complete(cell, value);
-    let w = worker();
+    let w = worker_in_task();
     if w.deque.pop(&w.lock).is_some() {
         return; // the parent is still here: back into it
     }
@@ -134,7 +134,7 @@ fn task_panicked() -> ! {
 /// Stores a finished task's result in its cell.
 #[inline(always)]
 pub(crate) fn complete<T: Copy>(cell: CellRef, value: T) {
-    let w = worker();
+    let w = worker_in_task();
     if cell.rank == w.rank {
         // SAFETY: T fits (Fits::OK in spawn); one completer per cell.
         unsafe { cell.complete_local(value) }
@@ -167,7 +167,8 @@ impl<T: Copy + 'static> Drop for JoinHandle<T> {
 #[inline(always)]
 fn join_cell<T: Copy>(cell: CellRef) -> T {
     loop {
-        let w = worker();
+        // A JoinHandle exists only inside a runtime (spawn checked it).
+        let w = worker_in_task();
         if cell.rank == w.rank {
             if cell.is_done_local() {
                 // SAFETY: done, and it holds the T its spawn created it for.

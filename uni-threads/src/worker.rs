@@ -89,6 +89,16 @@ pub fn worker() -> &'static Worker {
     unsafe { (*WORKER.worker.get()).assume_init_ref() }
 }
 
+/// This process's worker, on paths that only run inside a runtime (a task's
+/// body, the scheduler): skips the check of [`worker()`].
+#[inline(always)]
+pub fn worker_in_task() -> &'static Worker {
+    debug_assert!(WORKER.ready.load(Ordering::Relaxed));
+    // SAFETY: only called from code that runs after `install` (tasks and the
+    // scheduler exist only inside Runtime::run); see worker().
+    unsafe { (*WORKER.worker.get()).assume_init_ref() }
+}
+
 /// Whether a runtime is up in this process.
 pub fn is_running() -> bool {
     WORKER.ready.load(Ordering::Acquire)
