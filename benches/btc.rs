@@ -59,13 +59,7 @@ fn main() {
     let h = Harness::start(gasnet, o.common.clone());
     let outcome = h.measure(move || btc(depth, iter), || btc_seq(depth, iter));
     let params = json!({"depth": depth, "iter": iter});
-    h.finish(
-        "btc",
-        params,
-        outcome,
-        expected_tasks(depth, iter),
-        Map::new(),
-    )
+    h.finish("btc", params, outcome, expected_tasks(depth, iter), Map::new())
 }
 
 #[cfg(test)]

@@ -141,10 +141,7 @@ fn main() {
             "stats": uat::bench::stats_json(&stats),
         });
         if o.table {
-            eprintln!(
-                "{:<34} {:>10} {:>10}",
-                "operation (best of reps)", "ns", "cycles"
-            );
+            eprintln!("{:<34} {:>10} {:>10}", "operation (best of reps)", "ns", "cycles");
             for (name, ns) in [
                 ("plain call", best.plain),
                 ("spawn(f).join()", best.spawn_join),

@@ -53,10 +53,7 @@ impl Board {
 /// This node (a non-attacking partial placement) and its subtree.
 fn solve<const SEQ: bool>(b: Board) -> Counts {
     if b.row == b.n {
-        return Counts {
-            solutions: 1,
-            nodes: 1,
-        };
+        return Counts { solutions: 1, nodes: 1 };
     }
     let free = b.free();
     let below = if free == 0 {
@@ -87,10 +84,7 @@ fn try_columns<const SEQ: bool>(b: Board, cands: u32) -> Counts {
     let (a, c) = if SEQ {
         (try_columns::<SEQ>(b, low), try_columns::<SEQ>(b, rest))
     } else {
-        uat::join(
-            move || try_columns::<SEQ>(b, low),
-            move || try_columns::<SEQ>(b, rest),
-        )
+        uat::join(move || try_columns::<SEQ>(b, low), move || try_columns::<SEQ>(b, rest))
     };
     Counts {
         solutions: a.solutions + c.solutions,

@@ -334,7 +334,9 @@ fn main() {
     let (gasnet, o) = uat::cli::start::<Options>("uts");
     if !(o.b0 > 0.0 && o.q >= 0.0 && o.q <= 1.0 && o.f >= 0.0) || (o.tree != 0 && o.depth == 0) {
         if gasnet.rank() == 0 {
-            eprintln!("error: invalid tree: need -b > 0, 0 <= -q <= 1, -f >= 0, and -d >= 1 for geometric and hybrid trees");
+            eprintln!(
+                "error: invalid tree: need -b > 0, 0 <= -q <= 1, -f >= 0, and -d >= 1 for geometric and hybrid trees"
+            );
         }
         gasnet.exit(2);
     }
@@ -397,15 +399,9 @@ mod tests {
         let r0 = root(0);
         assert_eq!(hex(&r0.state), "6768033e216468247bd031a0a2d9876d79818f8f");
         assert_eq!(rand(&r0.state), 2038534031);
-        assert_eq!(
-            hex(&root(19).state),
-            "c6988ab70cc9559ae4d6cba254e29a845a85f86b"
-        );
+        assert_eq!(hex(&root(19).state), "c6988ab70cc9559ae4d6cba254e29a845a85f86b");
         assert_eq!(rand(&root(19).state), 1518729323);
-        assert_eq!(
-            hex(&root(42).state),
-            "a11dabbcec7aab309c890ab3dbc256eaeb582782"
-        );
+        assert_eq!(hex(&root(42).state), "a11dabbcec7aab309c890ab3dbc256eaeb582782");
         let c0 = child(&r0, 0);
         assert_eq!(hex(&c0.state), "f6b4e21a6db7135e161960a04c6bd6cab35bd8d3");
         assert_eq!(rand(&c0.state), 861657299);

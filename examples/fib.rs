@@ -29,7 +29,12 @@ fn main() {
     let result = rt.run(move || fib(n));
     let stats = rt.stats();
     if let Some(r) = result {
-        println!("{{\"fib\": {n}, \"result\": {r}, \"time_s\": {:.3}, \"spawns\": {}, \"max_stack_bytes\": {}}}", t.elapsed().as_secs_f64(), stats.spawns, stats.max_stack_bytes);
+        println!(
+            "{{\"fib\": {n}, \"result\": {r}, \"time_s\": {:.3}, \"spawns\": {}, \"max_stack_bytes\": {}}}",
+            t.elapsed().as_secs_f64(),
+            stats.spawns,
+            stats.max_stack_bytes
+        );
     }
     gasnet.barrier();
     gasnet.exit(0);

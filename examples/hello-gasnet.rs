@@ -17,9 +17,7 @@ struct Options {
 
 fn main() {
     let (gasnet, opt) = uat::cli::start::<Options>("hello-gasnet");
-    gasnet
-        .attach_segment(1 << 20)
-        .unwrap_or_else(|e| gasnet.fail(e));
+    gasnet.attach_segment(1 << 20).unwrap_or_else(|e| gasnet.fail(e));
     let counter = gasnet.segment(0).base; // first word of rank 0's segment
     let atomics = gasnet.atomic_domain(Ops::ALL);
     atomics.fetch_add(0, counter, gasnet.rank() as u64 * opt.scale);

@@ -97,19 +97,13 @@ impl Harness {
             line.insert("fad".into(), json!(crate::MODE.name()));
             line.insert("ranks".into(), json!(g.size()));
             line.insert("seq".into(), json!(self.common.seq));
-            line.insert(
-                "empty_check".into(),
-                json!(self.common.empty_check == OnOff::On),
-            );
+            line.insert("empty_check".into(), json!(self.common.empty_check == OnOff::On));
             line.insert("params".into(), params);
             line.insert("result".into(), json!(value));
             line.insert("expected".into(), json!(expected));
             line.insert("verified".into(), json!(verified));
             line.insert("time_s".into(), json!(round(time_s, 6)));
-            line.insert(
-                "throughput".into(),
-                json!(round(value as f64 / time_s.max(1e-9), 1)),
-            );
+            line.insert("throughput".into(), json!(round(value as f64 / time_s.max(1e-9), 1)));
             line.insert("stats".into(), stats_json(&stats));
             line.extend(extra);
             if wrong {

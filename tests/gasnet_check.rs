@@ -54,11 +54,7 @@ fn passes_over_real_udp() {
 fn a_rank_that_fails_a_check_fails_the_job() {
     let n = if uat::CONDUIT.name() == "smp" { 3 } else { 2 };
     let last = (n - 1).to_string();
-    let out = run_job(
-        &["-n", &n.to_string()],
-        exe(),
-        &["--iters", "10", "--fail-rank", &last],
-    );
+    let out = run_job(&["-n", &n.to_string()], exe(), &["--iters", "10", "--fail-rank", &last]);
     assert_ne!(out.code, Some(0), "{}", out.describe());
     assert!(
         out.stderr
@@ -75,18 +71,10 @@ fn a_rank_that_fails_a_check_fails_the_job() {
 fn help_and_version_work_without_a_launcher() {
     let out = run_direct(exe(), &["--help"]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
-    assert!(
-        out.stdout.contains("Usage: gasnet-check"),
-        "{}",
-        out.describe()
-    );
+    assert!(out.stdout.contains("Usage: gasnet-check"), "{}", out.describe());
     let out = run_direct(exe(), &["--version"]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
-    assert!(
-        out.stdout.starts_with("gasnet-check "),
-        "{}",
-        out.describe()
-    );
+    assert!(out.stdout.starts_with("gasnet-check "), "{}", out.describe());
 }
 
 #[test]
@@ -113,11 +101,7 @@ fn a_multi_process_conduit_refuses_to_start_without_its_launcher() {
 fn a_segment_larger_than_the_machine_allows_is_a_clear_error() {
     let out = run_job(&["-n", "2"], exe(), &["--segment-mb", "100000000"]);
     assert_ne!(out.code, Some(0), "{}", out.describe());
-    assert!(
-        out.stderr.contains("GASNET_MAX_SEGSIZE"),
-        "{}",
-        out.describe()
-    );
+    assert!(out.stderr.contains("GASNET_MAX_SEGSIZE"), "{}", out.describe());
 }
 
 #[test]
@@ -125,8 +109,7 @@ fn bad_options_end_the_job_with_usage() {
     let out = run_job(&["-n", "2"], exe(), &["--no-such-option"]);
     assert_eq!(out.code, Some(2), "{}", out.describe());
     assert!(
-        out.stderr
-            .contains("unexpected argument '--no-such-option'"),
+        out.stderr.contains("unexpected argument '--no-such-option'"),
         "{}",
         out.describe()
     );
@@ -135,11 +118,7 @@ fn bad_options_end_the_job_with_usage() {
 #[test]
 fn the_readme_example_runs() {
     // cargo test builds examples next to the test executables' deps/ folder.
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     let example = deps.parent().unwrap().join("examples/hello-gasnet");
     assert!(example.exists(), "{} not built", example.display());
     let n = rank_counts().last().copied().unwrap();

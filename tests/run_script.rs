@@ -9,31 +9,16 @@ fn run_sh(args: &[&str]) -> (Option<i32>, String) {
         .args(args)
         .output()
         .expect("cannot start scripts/run.sh");
-    (
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
 #[test]
 fn missing_or_bad_rank_counts_are_usage_errors() {
     for (args, message) in [
-        (
-            &["--", "gasnet-check"][..],
-            "the number of ranks is required",
-        ),
-        (
-            &["-n", "two", "--", "gasnet-check"][..],
-            "-n wants a positive integer",
-        ),
-        (
-            &["-n", "0", "--", "gasnet-check"][..],
-            "-n wants a positive integer",
-        ),
-        (
-            &["-n", "-3", "--", "gasnet-check"][..],
-            "-n wants a positive integer",
-        ),
+        (&["--", "gasnet-check"][..], "the number of ranks is required"),
+        (&["-n", "two", "--", "gasnet-check"][..], "-n wants a positive integer"),
+        (&["-n", "0", "--", "gasnet-check"][..], "-n wants a positive integer"),
+        (&["-n", "-3", "--", "gasnet-check"][..], "-n wants a positive integer"),
         (&["-n"][..], "-n needs a value"),
     ] {
         let (code, stderr) = run_sh(args);
@@ -54,15 +39,7 @@ fn bad_variants_and_programs_are_named() {
             "unknown fetch-and-add mode 'rdma'",
         ),
         (
-            &[
-                "--conduit",
-                "smp",
-                "--real-udp",
-                "-n",
-                "2",
-                "--",
-                "gasnet-check",
-            ][..],
+            &["--conduit", "smp", "--real-udp", "-n", "2", "--", "gasnet-check"][..],
             "--real-udp applies to the udp conduit only",
         ),
         (&["-n", "2"][..], "no program given"),

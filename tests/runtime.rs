@@ -10,11 +10,7 @@ use std::time::{Duration, Instant};
 use common::{run_job, run_job_with_env, JobOutput};
 
 fn bin(name: &str) -> PathBuf {
-    let deps = std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_path_buf();
+    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     deps.parent().unwrap().join(name)
 }
 
@@ -48,10 +44,7 @@ fn uts_counts_the_published_trees_exactly() {
         );
         let seq: Vec<&str> = argv.iter().copied().chain(["--seq"]).collect();
         let json = assert_verified(&run1(&uts, &seq), nodes);
-        assert_eq!(
-            json["stats"]["spawns"], 0,
-            "{args}: --seq is the serial elision"
-        );
+        assert_eq!(json["stats"]["spawns"], 0, "{args}: --seq is the serial elision");
     }
 }
 
@@ -60,9 +53,7 @@ fn uts_runs_the_deep_t3l_tree_with_default_limits() {
     let json = assert_verified(
         &run1(
             &bin("uts"),
-            &"-t 0 -b 2000 -q 0.200014 -m 5 -r 7"
-                .split(' ')
-                .collect::<Vec<_>>(),
+            &"-t 0 -b 2000 -q 0.200014 -m 5 -r 7".split(' ').collect::<Vec<_>>(),
         ),
         111_345_631,
     );
@@ -101,11 +92,7 @@ fn btc_creates_exactly_the_formula_s_tasks() {
 
 #[test]
 fn micro_spawn_reports_and_verifies() {
-    let json = run1(
-        &bin("micro"),
-        &["spawn", "--iters", "200000", "--reps", "1"],
-    )
-    .json();
+    let json = run1(&bin("micro"), &["spawn", "--iters", "200000", "--reps", "1"]).json();
     assert_eq!(json["verified"], true);
     for key in ["plain_call", "spawn_join", "uat_join", "rayon_join"] {
         assert!(json[key]["ns"].as_f64().unwrap() > 0.0, "{key}: {json}");
@@ -116,21 +103,9 @@ fn assert_fails_fast(args: &[&str], env: &[(&str, &str)], message: &str) {
     let example = bin("examples/fault");
     let start = Instant::now();
     let out = run_job_with_env(&["-n", "1"], &example, args, env);
-    assert!(
-        start.elapsed() < Duration::from_secs(20),
-        "took {:?}",
-        start.elapsed()
-    );
-    assert!(
-        out.code.is_some_and(|c| c != 0 && c != 3),
-        "{}",
-        out.describe()
-    );
-    assert!(
-        out.stderr.contains(message),
-        "expected {message:?}: {}",
-        out.describe()
-    );
+    assert!(start.elapsed() < Duration::from_secs(20), "took {:?}", start.elapsed());
+    assert!(out.code.is_some_and(|c| c != 0 && c != 3), "{}", out.describe());
+    assert!(out.stderr.contains(message), "expected {message:?}: {}", out.describe());
 }
 
 #[test]
@@ -144,11 +119,7 @@ fn unbounded_spawning_ends_with_a_limit_message() {
     // Whichever limit trips first names its setting.
     let example = bin("examples/fault");
     let out = run1(&example, &["spawn-forever"]);
-    assert!(
-        out.code.is_some_and(|c| c != 0 && c != 3),
-        "{}",
-        out.describe()
-    );
+    assert!(out.code.is_some_and(|c| c != 0 && c != 3), "{}", out.describe());
     assert!(
         ["UAT_STACK_SIZE", "UAT_DEQUE_CAPACITY", "UAT_FUTURE_CELLS"]
             .iter()
@@ -179,16 +150,7 @@ fn a_panicking_task_ends_the_job_with_its_message() {
 fn bad_settings_are_named() {
     let out = run1(&bin("uts"), &["-d", "3"]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
-    let out = run_job_with_env(
-        &["-n", "1"],
-        &bin("uts"),
-        &["-d", "3"],
-        &[("UAT_STACK_SIZE", "lots")],
-    );
+    let out = run_job_with_env(&["-n", "1"], &bin("uts"), &["-d", "3"], &[("UAT_STACK_SIZE", "lots")]);
     assert_ne!(out.code, Some(0));
-    assert!(
-        out.stderr.contains("UAT_STACK_SIZE=lots"),
-        "{}",
-        out.describe()
-    );
+    assert!(out.stderr.contains("UAT_STACK_SIZE=lots"), "{}", out.describe());
 }

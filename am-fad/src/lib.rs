@@ -12,23 +12,15 @@
 //! the AM modes the owner and the AM handler use CPU atomics on it and nothing
 //! uses the atomic domain.
 //!
-//! Status: [`DequeLock`] (the lock interface the scheduler's deque uses) works
-//! in every mode for the owner's side, and for thieves in `native` mode. The
-//! AM request service, the communication-assisting thread and the latency
-//! micro-benchmarks arrive with the am-fad issue.
+//! [`DequeLock`] is the lock interface the scheduler's deque uses; the AM
+//! modes' request service is [`service`], the communication-assisting thread
+//! [`poller`].
 
-#[cfg(not(any(
-    feature = "fad-rdma-emulated",
-    feature = "fad-am",
-    feature = "fad-native"
-)))]
+#[cfg(not(any(feature = "fad-rdma-emulated", feature = "fad-am", feature = "fad-native")))]
 compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (none is selected)");
 
 #[cfg(any(
-    all(
-        feature = "fad-rdma-emulated",
-        any(feature = "fad-am", feature = "fad-native")
-    ),
+    all(feature = "fad-rdma-emulated", any(feature = "fad-am", feature = "fad-native")),
     all(feature = "fad-am", feature = "fad-native"),
 ))]
 compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (two or more are selected; add `--no-default-features` to drop the default `fad-native`)");
@@ -56,22 +48,19 @@ impl Mode {
 }
 
 /// The mode selected by this build's cargo feature.
-#[cfg(all(
-    feature = "fad-rdma-emulated",
-    not(any(feature = "fad-am", feature = "fad-native"))
-))]
+#[cfg(all(feature = "fad-rdma-emulated", not(any(feature = "fad-am", feature = "fad-native"))))]
 pub const MODE: Mode = Mode::RdmaEmulated;
 /// The mode selected by this build's cargo feature.
 #[cfg(all(feature = "fad-am", not(feature = "fad-native")))]
 pub const MODE: Mode = Mode::Am;
 /// The mode selected by this build's cargo feature.
-#[cfg(all(
-    feature = "fad-native",
-    not(any(feature = "fad-am", feature = "fad-rdma-emulated"))
-))]
+#[cfg(all(feature = "fad-native", not(any(feature = "fad-am", feature = "fad-rdma-emulated"))))]
 pub const MODE: Mode = Mode::Native;
 
 mod lock;
+pub mod poller;
+#[cfg(not(feature = "fad-native"))]
+pub mod service;
 
 pub use lock::DequeLock;
 

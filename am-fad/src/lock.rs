@@ -1,43 +1,89 @@
 //! The lock of a work-stealing deque (THE protocol): a u64 word in a rank's
 //! segment, 0 when free. Thieves take it with a remote fetch-and-add (held if
-//! the fetched value was 0); the owner takes it only on a pop conflict.
+//! the fetched value was 0) and release it by storing 0; the owner takes it
+//! only on a pop conflict.
+//!
+//! How each mode touches the word (DESIGN.md "Remote atomics rules"):
+//! - `native`: only through the GASNet-EX atomic domain, the owner included;
+//! - `am`, `rdma-emulated`: the owner and the AM handler use CPU atomics;
+//!   thieves fetch-and-add by Active Message and release with an RMA put.
 
 #[cfg(feature = "fad-native")]
 use gasnet_sys::atomic::{AtomicDomain, Ops};
 use gasnet_sys::Gasnet;
 
+#[cfg(not(feature = "fad-native"))]
+use crate::service;
+
 /// The deque lock service of this build's mode. Create it collectively (every
-/// rank, once) after the segment is attached.
+/// rank, once, before the segment is attached: it registers AM handlers).
 pub struct DequeLock {
     gasnet: Gasnet,
     #[cfg(feature = "fad-native")]
-    ad: AtomicDomain,
+    ad: std::sync::OnceLock<AtomicDomain>,
 }
 
 impl DequeLock {
-    /// Collective: every rank calls it once.
-    pub fn new(gasnet: Gasnet) -> DequeLock {
-        DequeLock {
+    /// Collective: every rank calls it once, before attaching the segment.
+    pub fn new(gasnet: Gasnet) -> Result<DequeLock, gasnet_sys::Error> {
+        #[cfg(not(feature = "fad-native"))]
+        gasnet.register_handlers(&service::handlers())?;
+        Ok(DequeLock {
             gasnet,
             #[cfg(feature = "fad-native")]
-            ad: gasnet.atomic_domain(Ops::FETCH_ADD | Ops::COMPARE_SWAP | Ops::SET | Ops::GET),
-        }
+            ad: std::sync::OnceLock::new(),
+        })
     }
 
-    /// Initialises this rank's lock word (free). `word` is its address in
-    /// this rank's segment, `local` the same word in this process's mapping.
+    /// Collective, after the segment is attached: initialises this rank's lock
+    /// word (free). `word` is its address in this rank's segment, `local` the
+    /// same word in this process's mapping.
     pub fn init_own(&self, word: usize, local: *const u64) {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
-            self.ad.set(self.gasnet.rank(), word, 0);
+            let ad = self.ad.get_or_init(|| {
+                self.gasnet
+                    .atomic_domain(Ops::FETCH_ADD | Ops::COMPARE_SWAP | Ops::SET | Ops::GET)
+            });
+            ad.set(self.gasnet.rank(), word, 0);
         }
         #[cfg(not(feature = "fad-native"))]
         {
-            let _ = word;
             // SAFETY: `local` is this rank's lock word (caller's contract).
             unsafe { atomic(local).store(0, std::sync::atomic::Ordering::Release) };
+            service::allow(word, word + 8, local as usize);
         }
+    }
+
+    #[cfg(feature = "fad-native")]
+    #[inline]
+    fn ad(&self) -> &AtomicDomain {
+        self.ad.get().expect("DequeLock::init_own runs before the lock is used")
+    }
+
+    /// A thief tries to take `rank`'s lock (`word`: its segment address).
+    /// Returns whether it got it. Polls while it waits for the answer.
+    pub fn try_lock(&self, rank: u32, word: usize) -> bool {
+        #[cfg(feature = "fad-native")]
+        {
+            self.ad().fetch_add(rank, word, 1) == 0
+        }
+        #[cfg(not(feature = "fad-native"))]
+        {
+            match service::fetch_add(self.gasnet, rank, word, 1) {
+                Some(old) => old == 0,
+                None => self.gasnet.fail(format_args!("rank {rank} refused a fetch-and-add on its deque lock {word:#x}: the ranks disagree about the arena layout")),
+            }
+        }
+    }
+
+    /// A thief releases `rank`'s lock.
+    pub fn unlock(&self, rank: u32, word: usize) {
+        #[cfg(feature = "fad-native")]
+        self.ad().set(rank, word, 0);
+        #[cfg(not(feature = "fad-native"))]
+        self.gasnet.put_u64(rank, word, 0);
     }
 
     /// The owner takes its own deque's lock, waiting while a thief holds it.
@@ -47,7 +93,7 @@ impl DequeLock {
         {
             let _ = local;
             let me = self.gasnet.rank();
-            while self.ad.compare_swap(me, word, 0, 1) != 0 {
+            while self.ad().compare_swap(me, word, 0, 1) != 0 {
                 self.gasnet.poll();
                 std::hint::spin_loop();
             }
@@ -71,7 +117,7 @@ impl DequeLock {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
-            self.ad.set(self.gasnet.rank(), word, 0);
+            self.ad().set(self.gasnet.rank(), word, 0);
         }
         #[cfg(not(feature = "fad-native"))]
         {

@@ -51,21 +51,14 @@ pub fn fail(msg: &str) -> ! {
 }
 
 pub fn env_path(var: &str) -> Option<PathBuf> {
-    std::env::var_os(var)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
+    std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
 }
 
 fn main() {
     println!("cargo:rustc-check-cfg=cfg(gasnet_configured)");
     println!("cargo:rerun-if-changed=build");
     println!("cargo:rerun-if-changed=shim");
-    for var in [
-        "GASNET_PREFIX",
-        "GASNET_SRC",
-        "GASNET_CACHE_DIR",
-        "CARGO_HOME",
-    ] {
+    for var in ["GASNET_PREFIX", "GASNET_SRC", "GASNET_CACHE_DIR", "CARGO_HOME"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
@@ -75,9 +68,7 @@ fn main() {
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let selected: Vec<Conduit> = Conduit::ALL
         .into_iter()
-        .filter(|c| {
-            std::env::var_os(format!("CARGO_FEATURE_{}", c.name().to_uppercase())).is_some()
-        })
+        .filter(|c| std::env::var_os(format!("CARGO_FEATURE_{}", c.name().to_uppercase())).is_some())
         .collect();
     let [conduit] = selected[..] else { return };
     if os != "linux" || arch != "x86_64" {
@@ -124,10 +115,7 @@ fn main() {
 
 fn compile_shim(mak: &Mak, cppflags: &[String]) {
     let mut build = cc::Build::new();
-    build
-        .file("shim/uat_shim.c")
-        .include("shim")
-        .warnings(false);
+    build.file("shim/uat_shim.c").include("shim").warnings(false);
     for flag in cppflags.iter().chain(mak.words("GASNET_CFLAGS").iter()) {
         build.flag(flag);
     }
@@ -136,9 +124,7 @@ fn compile_shim(mak: &Mak, cppflags: &[String]) {
 
 fn generate_bindings(cppflags: &[String]) {
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("bindings.rs");
-    let clang_args = cppflags
-        .iter()
-        .filter(|f| f.starts_with("-I") || f.starts_with("-D"));
+    let clang_args = cppflags.iter().filter(|f| f.starts_with("-I") || f.starts_with("-D"));
     let bindings = bindgen::Builder::default()
         .header("shim/uat_shim.h")
         .clang_args(clang_args)

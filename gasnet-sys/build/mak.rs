@@ -15,8 +15,7 @@ pub struct Mak {
 
 impl Mak {
     pub fn read(path: &Path) -> Result<Mak, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Ok(Mak::parse(&text))
     }
 
@@ -49,17 +48,11 @@ impl Mak {
 
     /// The expanded value split into words.
     pub fn words(&self, name: &str) -> Vec<String> {
-        self.get(name)
-            .split_whitespace()
-            .map(str::to_string)
-            .collect()
+        self.get(name).split_whitespace().map(str::to_string).collect()
     }
 
     fn expand(&self, value: &str, depth: usize) -> String {
-        assert!(
-            depth < 32,
-            "recursive make variable in GASNet .mak fragment"
-        );
+        assert!(depth < 32, "recursive make variable in GASNet .mak fragment");
         let mut out = String::new();
         let mut rest = value;
         while let Some(i) = rest.find("$(") {
@@ -69,11 +62,7 @@ impl Mak {
                 out.push_str(&rest[i..]);
                 return out;
             };
-            let inner = self
-                .vars
-                .get(&after[..end])
-                .map(String::as_str)
-                .unwrap_or("");
+            let inner = self.vars.get(&after[..end]).map(String::as_str).unwrap_or("");
             out.push_str(&self.expand(inner, depth + 1));
             rest = &after[end + 1..];
         }

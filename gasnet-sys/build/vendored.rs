@@ -40,11 +40,10 @@ pub fn ensure_built(conduit: Conduit) -> PathBuf {
         return prefix;
     }
 
-    fs::create_dir_all(&root)
-        .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", root.display())));
+    fs::create_dir_all(&root).unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", root.display())));
     let lock_path = root.join("lock");
-    let lock = File::create(&lock_path)
-        .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", lock_path.display())));
+    let lock =
+        File::create(&lock_path).unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", lock_path.display())));
     // Another cargo (another variant's target dir) may be building the same
     // conduit: wait for it, then re-check.
     lock.lock()
@@ -58,21 +57,16 @@ pub fn ensure_built(conduit: Conduit) -> PathBuf {
     let build = dir.join("build");
     let _ = fs::remove_dir_all(&build);
     let _ = fs::remove_dir_all(&prefix);
-    fs::create_dir_all(&build)
-        .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", build.display())));
+    fs::create_dir_all(&build).unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", build.display())));
 
     let jobs = std::env::var("NUM_JOBS").unwrap_or_else(|_| "2".into());
     run_logged(
-        Command::new(src.join("configure"))
-            .args(&args)
-            .current_dir(&build),
+        Command::new(src.join("configure")).args(&args).current_dir(&build),
         &build.join("configure.log"),
         "configure",
     );
     run_logged(
-        Command::new("make")
-            .arg(format!("-j{jobs}"))
-            .current_dir(&build),
+        Command::new("make").arg(format!("-j{jobs}")).current_dir(&build),
         &build.join("make.log"),
         "make",
     );
@@ -81,8 +75,7 @@ pub fn ensure_built(conduit: Conduit) -> PathBuf {
         &build.join("install.log"),
         "make install",
     );
-    fs::write(prefix.join(STAMP), &wanted)
-        .unwrap_or_else(|e| fail(&format!("cannot write build stamp: {e}")));
+    fs::write(prefix.join(STAMP), &wanted).unwrap_or_else(|e| fail(&format!("cannot write build stamp: {e}")));
     prefix
 }
 
@@ -117,11 +110,7 @@ fn configure_args(conduit: Conduit, prefix: &Path) -> Vec<String> {
         "--enable-pshm".into(),
     ];
     for other in Conduit::ALL {
-        let verb = if other == conduit {
-            "enable"
-        } else {
-            "disable"
-        };
+        let verb = if other == conduit { "enable" } else { "disable" };
         args.push(format!("--{verb}-{}", other.name()));
     }
     args.extend(["--disable-ofi", "--disable-ucx", "--disable-aries"].map(String::from));
@@ -155,8 +144,7 @@ fn bootstrapped_source(root: &Path) -> PathBuf {
         &root.join("bootstrap.log"),
         "Bootstrap",
     );
-    File::create(&stamp)
-        .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", stamp.display())));
+    File::create(&stamp).unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", stamp.display())));
     dst
 }
 
@@ -220,15 +208,13 @@ fn check_tools(conduit: Conduit) {
 }
 
 fn on_path(tool: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
 }
 
 /// Runs a build step with its output in `log`; on failure, stops the build
 /// with the step, the log's path and its last lines.
 fn run_logged(cmd: &mut Command, log: &Path, what: &str) {
-    let out = File::create(log)
-        .unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", log.display())));
+    let out = File::create(log).unwrap_or_else(|e| fail(&format!("cannot create {}: {e}", log.display())));
     let err = out.try_clone().unwrap();
     // cargo's jobserver flags are meant for cargo's children, not GASNet's
     // recursive make; `-jN` is given explicitly.

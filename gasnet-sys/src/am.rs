@@ -37,14 +37,7 @@ impl Token<'_> {
     pub fn reply(self, handler: u8, args: &[Arg]) {
         check_args(handler, args.len(), KIND_REPLY);
         // SAFETY: valid token (see above); handler registered with this arity.
-        let code = unsafe {
-            raw::uat_am_reply_short(
-                self.raw,
-                handler,
-                args.len() as u32,
-                args.as_ptr() as *const _,
-            )
-        };
+        let code = unsafe { raw::uat_am_reply_short(self.raw, handler, args.len() as u32, args.as_ptr() as *const _) };
         assert_eq!(code, raw::UAT_OK as i32, "gex_AM_ReplyShort failed");
     }
 }
@@ -137,11 +130,7 @@ fn check_args(handler: u8, nargs: usize, kind: u8) {
     assert!(
         entry == (kind << 5) | nargs as u8,
         "AM handler {handler} is not registered as a {} handler taking {nargs} arguments",
-        if kind == KIND_REQUEST {
-            "request"
-        } else {
-            "reply"
-        }
+        if kind == KIND_REQUEST { "request" } else { "reply" }
     );
 }
 
@@ -154,10 +143,7 @@ impl Gasnet {
         for h in handlers {
             if h.index < 128 {
                 return Err(Error::Handlers {
-                    why: format!(
-                        "index {} is reserved for GASNet (clients use 128..=255)",
-                        h.index
-                    ),
+                    why: format!("index {} is reserved for GASNet (clients use 128..=255)", h.index),
                 });
             }
             if h.nargs > max_args {
@@ -210,14 +196,8 @@ impl Gasnet {
         check_args(handler, args.len(), KIND_REQUEST);
         debug_assert!(rank < self.size());
         // SAFETY: init succeeded; handler registered with this arity.
-        let code = unsafe {
-            raw::uat_am_request_short(rank, handler, args.len() as u32, args.as_ptr() as *const _)
-        };
-        assert_eq!(
-            code,
-            raw::UAT_OK as i32,
-            "gex_AM_RequestShort to rank {rank} failed"
-        );
+        let code = unsafe { raw::uat_am_request_short(rank, handler, args.len() as u32, args.as_ptr() as *const _) };
+        assert_eq!(code, raw::UAT_OK as i32, "gex_AM_RequestShort to rank {rank} failed");
     }
 
     /// Runs the handlers of messages that have arrived (`gasnet_AMPoll`).

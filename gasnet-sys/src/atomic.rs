@@ -21,8 +21,7 @@ impl Ops {
     pub const SET: Ops = Ops(raw::UAT_OP_SET);
     pub const GET: Ops = Ops(raw::UAT_OP_GET);
     /// Everything [`AtomicDomain`] offers.
-    pub const ALL: Ops =
-        Ops(raw::UAT_OP_FADD | raw::UAT_OP_FCAS | raw::UAT_OP_SET | raw::UAT_OP_GET);
+    pub const ALL: Ops = Ops(raw::UAT_OP_FADD | raw::UAT_OP_FCAS | raw::UAT_OP_SET | raw::UAT_OP_GET);
 }
 
 impl std::ops::BitOr for Ops {

@@ -70,10 +70,7 @@ impl Gasnet {
         }
         // GASNet may keep and rewrite argv: hand it a leaked, NULL-terminated
         // copy that lives as long as the process.
-        let owned: Vec<CString> = args
-            .into_iter()
-            .map(|a| CString::new(a).unwrap_or_default())
-            .collect();
+        let owned: Vec<CString> = args.into_iter().map(|a| CString::new(a).unwrap_or_default()).collect();
         let mut ptrs: Vec<*mut c_char> = owned.into_iter().map(CString::into_raw).collect();
         ptrs.push(std::ptr::null_mut());
         let mut argc = (ptrs.len() - 1) as c_int;
@@ -90,11 +87,7 @@ impl Gasnet {
         }
         // SAFETY: GASNet returned an argv of `argc` valid C strings.
         let rest = (0..argc as usize)
-            .map(|i| {
-                unsafe { CStr::from_ptr(*argv.add(i)) }
-                    .to_string_lossy()
-                    .into_owned()
-            })
+            .map(|i| unsafe { CStr::from_ptr(*argv.add(i)) }.to_string_lossy().into_owned())
             .collect();
         // SAFETY: init succeeded.
         unsafe {
@@ -155,10 +148,7 @@ impl Gasnet {
     pub fn attach_segment(self, bytes: usize) -> Result<Segment, Error> {
         let max = self.max_segment_size();
         if bytes > max {
-            return Err(Error::SegmentTooLarge {
-                requested: bytes,
-                max,
-            });
+            return Err(Error::SegmentTooLarge { requested: bytes, max });
         }
         // SAFETY: init succeeded; attach is called once (SEGMENTS is unset).
         assert!(SEGMENTS.get().is_none(), "attach_segment called twice");
@@ -172,11 +162,9 @@ impl Gasnet {
         }
         let segments = (0..self.size())
             .map(|rank| {
-                let (mut owner, mut local, mut size) =
-                    (std::ptr::null_mut(), std::ptr::null_mut(), 0);
+                let (mut owner, mut local, mut size) = (std::ptr::null_mut(), std::ptr::null_mut(), 0);
                 // SAFETY: the segment is attached on every rank (collective).
-                let code =
-                    unsafe { raw::uat_segment_query(rank, &mut owner, &mut local, &mut size) };
+                let code = unsafe { raw::uat_segment_query(rank, &mut owner, &mut local, &mut size) };
                 assert_eq!(
                     code,
                     raw::UAT_OK as c_int,
@@ -196,9 +184,7 @@ impl Gasnet {
     /// `rank`'s segment. Panics before [`Gasnet::attach_segment`].
     #[inline]
     pub fn segment(self, rank: u32) -> Segment {
-        let segments = SEGMENTS
-            .get()
-            .expect("the GASNet segment is not attached yet");
+        let segments = SEGMENTS.get().expect("the GASNet segment is not attached yet");
         segments[rank as usize]
     }
 

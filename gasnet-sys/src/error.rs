@@ -14,11 +14,7 @@ pub enum Error {
     /// A segment larger than GASNet allows on this machine was requested.
     SegmentTooLarge { requested: usize, max: usize },
     /// `gex_Segment_Attach` failed.
-    Attach {
-        code: i32,
-        name: String,
-        requested: usize,
-    },
+    Attach { code: i32, name: String, requested: usize },
     /// Active Message handler registration was refused.
     Handlers { why: String },
 }

@@ -32,11 +32,7 @@ const MPI_LAUNCH_ENV: [&str; 6] = [
 ];
 
 /// Checks `args` (the whole argv) and the environment (`env`) for `conduit`.
-pub fn check(
-    conduit: Conduit,
-    args: &[String],
-    env: impl Fn(&str) -> Option<String>,
-) -> Result<(), Error> {
+pub fn check(conduit: Conduit, args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
     let set = |var: &str| env(var).is_some_and(|v| !v.is_empty());
     let by_us = set(LAUNCHED_ENV);
     let not_launched = |why: &str| {
@@ -67,8 +63,7 @@ pub fn check(
             }
         }
         Conduit::Ibv => {
-            let spawned =
-                args.iter().any(|a| a.starts_with("-GASNET-SPAWN-")) || set("GASNET_SPAWN_CONTROL");
+            let spawned = args.iter().any(|a| a.starts_with("-GASNET-SPAWN-")) || set("GASNET_SPAWN_CONTROL");
             if by_us || spawned || MPI_LAUNCH_ENV.iter().any(|v| set(v)) {
                 Ok(())
             } else {
@@ -87,12 +82,7 @@ mod tests {
     }
 
     fn env_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |k| {
-            pairs
-                .iter()
-                .find(|(n, _)| *n == k)
-                .map(|(_, v)| v.to_string())
-        }
+        move |k| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.to_string())
     }
 
     #[test]
@@ -104,10 +94,7 @@ mod tests {
     fn udp_refuses_a_direct_start_even_with_a_number() {
         // `nqueens 8000` must never become 8,000 processes.
         let e = check(Conduit::Udp, &argv(&["nqueens", "8000"]), env_of(&[])).unwrap_err();
-        assert!(
-            e.to_string().contains("scripts/run.sh --conduit udp"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("scripts/run.sh --conduit udp"), "{e}");
     }
 
     #[test]
@@ -121,45 +108,20 @@ mod tests {
 
     #[test]
     fn udp_worker_is_accepted() {
-        assert!(check(
-            Conduit::Udp,
-            &argv(&["prog"]),
-            env_of(&[("AMUDP_WORKER_ARGS", "x")])
-        )
-        .is_ok());
+        assert!(check(Conduit::Udp, &argv(&["prog"]), env_of(&[("AMUDP_WORKER_ARGS", "x")])).is_ok());
     }
 
     #[test]
     fn mpi_accepts_mpirun_and_refuses_a_direct_start() {
-        assert!(check(
-            Conduit::Mpi,
-            &argv(&["prog"]),
-            env_of(&[("OMPI_COMM_WORLD_SIZE", "2")])
-        )
-        .is_ok());
+        assert!(check(Conduit::Mpi, &argv(&["prog"]), env_of(&[("OMPI_COMM_WORLD_SIZE", "2")])).is_ok());
         assert!(check(Conduit::Mpi, &argv(&["prog"]), env_of(&[])).is_err());
-        assert!(check(
-            Conduit::Mpi,
-            &argv(&["prog"]),
-            env_of(&[(LAUNCHED_ENV, "")])
-        )
-        .is_err());
+        assert!(check(Conduit::Mpi, &argv(&["prog"]), env_of(&[(LAUNCHED_ENV, "")])).is_err());
     }
 
     #[test]
     fn ibv_accepts_its_spawners() {
-        assert!(check(
-            Conduit::Ibv,
-            &argv(&["prog", "-GASNET-SPAWN-slave"]),
-            env_of(&[])
-        )
-        .is_ok());
-        assert!(check(
-            Conduit::Ibv,
-            &argv(&["prog"]),
-            env_of(&[(LAUNCHED_ENV, "1")])
-        )
-        .is_ok());
+        assert!(check(Conduit::Ibv, &argv(&["prog", "-GASNET-SPAWN-slave"]), env_of(&[])).is_ok());
+        assert!(check(Conduit::Ibv, &argv(&["prog"]), env_of(&[(LAUNCHED_ENV, "1")])).is_ok());
         assert!(check(Conduit::Ibv, &argv(&["prog"]), env_of(&[])).is_err());
     }
 }

@@ -36,10 +36,7 @@ compile_error!("uni-address threads supports Linux on x86-64 only: the context s
 compile_error!("gasnet-sys: select exactly one conduit feature: `smp`, `udp`, `mpi` or `ibv` (none is selected; a non-default conduit is built with `--no-default-features --features <conduit>,fad-<mode>`)");
 
 #[cfg(any(
-    all(
-        feature = "smp",
-        any(feature = "udp", feature = "mpi", feature = "ibv")
-    ),
+    all(feature = "smp", any(feature = "udp", feature = "mpi", feature = "ibv")),
     all(feature = "udp", any(feature = "mpi", feature = "ibv")),
     all(feature = "mpi", feature = "ibv"),
 ))]

@@ -2,11 +2,6 @@
 //! functions, the GASNet-EX types they use and a few real GASNet functions).
 //! Private to this crate: the safe layer is the only caller.
 
-#![allow(
-    non_camel_case_types,
-    non_upper_case_globals,
-    non_snake_case,
-    dead_code
-)]
+#![allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));

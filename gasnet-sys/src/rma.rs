@@ -11,11 +11,7 @@ impl Gasnet {
     #[inline]
     #[track_caller]
     fn check_remote(self, rank: u32, addr: usize, len: usize) {
-        assert!(
-            rank < self.size(),
-            "RMA to rank {rank} of a {}-rank job",
-            self.size()
-        );
+        assert!(rank < self.size(), "RMA to rank {rank} of a {}-rank job", self.size());
         let seg = self.segment(rank);
         assert!(
             seg.contains(addr, len),
@@ -37,9 +33,7 @@ impl Gasnet {
     pub fn put(self, rank: u32, dst: usize, src: &[u8]) {
         self.check_remote(rank, dst, src.len());
         // SAFETY: remote range checked; src valid for its length.
-        let code = unsafe {
-            raw::uat_put_blocking(rank, dst as *mut _, src.as_ptr() as *const _, src.len())
-        };
+        let code = unsafe { raw::uat_put_blocking(rank, dst as *mut _, src.as_ptr() as *const _, src.len()) };
         assert_eq!(code, 0, "gex_RMA_PutBlocking failed");
     }
 

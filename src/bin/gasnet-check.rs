@@ -71,9 +71,7 @@ fn tag(from: u32, to: u32, salt: u64) -> u64 {
 
 /// Request: (sender, intended target, nonce). Replies with nonce + target + 1.
 extern "C" fn ping(token: Token, sender: Arg, target: Arg, nonce: Arg) {
-    let me = Gasnet::current()
-        .expect("GASNet is up while handlers run")
-        .rank();
+    let me = Gasnet::current().expect("GASNet is up while handlers run").rank();
     let ok = token.source() == sender && target == me;
     PINGS_SERVED.fetch_add(1, Ordering::Relaxed);
     let answer = if ok {
@@ -120,14 +118,9 @@ fn main() {
     }
     let segment_bytes = opt.segment_mb << 20;
     if segment_bytes < PUT_SLOTS + 8 * n as usize {
-        g.fail(format!(
-            "--segment-mb {} is too small for {n} ranks",
-            opt.segment_mb
-        ));
+        g.fail(format!("--segment-mb {} is too small for {n} ranks", opt.segment_mb));
     }
-    let seg = g
-        .attach_segment(segment_bytes)
-        .unwrap_or_else(|e| g.fail(e));
+    let seg = g.attach_segment(segment_bytes).unwrap_or_else(|e| g.fail(e));
     let local = seg.local.unwrap_or(seg.base);
     let ad = g.atomic_domain(Ops::ALL);
     let mut c = Checker { g, failures: 0 };
@@ -165,11 +158,7 @@ fn main() {
     // gets read it, after the barrier below.
     unsafe { std::ptr::write_volatile((local + GET_SLOT) as *mut u64, tag(me, me, 2)) };
     for p in 0..n {
-        g.put_u64(
-            p,
-            g.segment(p).base + PUT_SLOTS + 8 * me as usize,
-            tag(me, p, 1),
-        );
+        g.put_u64(p, g.segment(p).base + PUT_SLOTS + 8 * me as usize, tag(me, p, 1));
     }
     let block: Vec<u8> = (0..BLOCK).map(|i| (i as u32 * 7 + me) as u8).collect();
     let next = (me + 1) % n;
@@ -178,22 +167,15 @@ fn main() {
     for r in 0..n {
         // SAFETY: inside our segment; every put to it completed before the
         // barrier (blocking puts).
-        let got =
-            unsafe { std::ptr::read_volatile((local + PUT_SLOTS + 8 * r as usize) as *const u64) };
+        let got = unsafe { std::ptr::read_volatile((local + PUT_SLOTS + 8 * r as usize) as *const u64) };
         c.expect(got == tag(r, me, 1), || {
-            format!(
-                "put from rank {r}: read {got:#x}, expected {:#x}",
-                tag(r, me, 1)
-            )
+            format!("put from rank {r}: read {got:#x}, expected {:#x}", tag(r, me, 1))
         });
     }
     for p in 0..n {
         let got = g.get_u64(p, g.segment(p).base + GET_SLOT);
         c.expect(got == tag(p, p, 2), || {
-            format!(
-                "get from rank {p}: read {got:#x}, expected {:#x}",
-                tag(p, p, 2)
-            )
+            format!("get from rank {p}: read {got:#x}, expected {:#x}", tag(p, p, 2))
         });
     }
     let prev = (me + n - 1) % n;

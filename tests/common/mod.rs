@@ -42,12 +42,8 @@ impl JobOutput {
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or_else(|| panic!("no output; stderr:\n{}", self.stderr));
-        serde_json::from_str(line).unwrap_or_else(|e| {
-            panic!(
-                "last line is not JSON ({e}): {line}\nstderr:\n{}",
-                self.stderr
-            )
-        })
+        serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}\nstderr:\n{}", self.stderr))
     }
 
     pub fn describe(&self) -> String {
@@ -65,12 +61,7 @@ pub fn run_job(launcher_args: &[&str], exe: &Path, args: &[&str]) -> JobOutput {
 }
 
 /// [`run_job`] with extra environment variables for the job.
-pub fn run_job_with_env(
-    launcher_args: &[&str],
-    exe: &Path,
-    args: &[&str],
-    env: &[(&str, &str)],
-) -> JobOutput {
+pub fn run_job_with_env(launcher_args: &[&str], exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let timeout = JOB_TIMEOUT_S.to_string();
     let out = Command::new(root().join("scripts/run.sh"))

@@ -60,6 +60,8 @@ pub struct Layout {
 pub const LOCK_WORD: usize = 0;
 pub const HEAD_WORD: usize = 64;
 pub const TAIL_WORD: usize = 128;
+/// Set (to the run's number) on every rank when the root task has completed.
+pub const FINISHED_WORD: usize = 192;
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub const DEQUE_OFFSET: usize = PAGE;
 /// Bytes of one rank's stats slot.
@@ -135,9 +137,7 @@ impl fmt::Display for ArenaError {
 /// the segment over the reservation. Returns the layout.
 pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
     if !gasnet.pshm() {
-        return Err(ArenaError::NoPshm(std::io::Error::other(
-            "GASNet reports no PSHM",
-        )));
+        return Err(ArenaError::NoPshm(std::io::Error::other("GASNet reports no PSHM")));
     }
     // SAFETY: a fresh PROT_NONE reservation; MAP_FIXED_NOREPLACE fails
     // rather than replacing anything already there.
@@ -146,10 +146,7 @@ pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
             ARENA_BASE as *mut _,
             layout.total,
             libc::PROT_NONE,
-            libc::MAP_PRIVATE
-                | libc::MAP_ANONYMOUS
-                | libc::MAP_NORESERVE
-                | libc::MAP_FIXED_NOREPLACE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE,
             -1,
             0,
         )
@@ -165,9 +162,7 @@ pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
             "the kernel placed it at {reserved:p}"
         ))));
     }
-    let seg = gasnet
-        .attach_segment(layout.total)
-        .map_err(ArenaError::Segment)?;
+    let seg = gasnet.attach_segment(layout.total).map_err(ArenaError::Segment)?;
     let own = seg.local.unwrap_or(seg.base);
     // SAFETY: `own` is our segment's mapping (shared, PSHM-backed, at least
     // layout.total bytes); the target range is our own reservation, so
@@ -186,13 +181,7 @@ pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
     }
     // SAFETY: the guard lies inside the alias; protecting it changes only
     // this mapping (the segment's own mapping stays read-write for RMA).
-    let rc = unsafe {
-        libc::mprotect(
-            Layout::addr(layout.guard) as *mut _,
-            GUARD_SIZE,
-            libc::PROT_NONE,
-        )
-    };
+    let rc = unsafe { libc::mprotect(Layout::addr(layout.guard) as *mut _, GUARD_SIZE, libc::PROT_NONE) };
     if rc != 0 {
         return Err(ArenaError::Protect(std::io::Error::last_os_error()));
     }
@@ -217,9 +206,7 @@ mod tests {
             .rdma_region(100_000)
             .stack_size(1 << 20);
         let l = Layout::new(&c, 3);
-        let parts = [
-            0, l.stats, l.deque, l.cells, l.rdma, l.guard, l.stack, l.total,
-        ];
+        let parts = [0, l.stats, l.deque, l.cells, l.rdma, l.guard, l.stack, l.total];
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);

@@ -10,6 +10,9 @@
 //! | RDMA region (suspended stacks) | `UAT_RDMA_REGION` | 64 MiB |
 //! | polls per spawn interval (am modes) | `UAT_POLL_INTERVAL` | mode-dependent |
 //! | print the configuration at start | `UAT_VERBOSE=1` | off |
+//! | victim-choice seed | `UAT_SEED` | from the clock |
+//! | poller (rdma-emulated): wait mode | `UAT_POLLER=spin\|yield` | spin if ≥ 2 cores per rank |
+//! | poller: pin to core | `UAT_POLLER_CORE=N` | not pinned |
 //!
 //! The defaults run UTS T3 (depth 1,572) and T3L (depth 17,844) on one rank.
 //! Sizes accept K, M, G suffixes (binary).
@@ -29,6 +32,13 @@ pub struct Config {
     pub verbose: bool,
     /// Steal only after an empty check (one GET) says the victim has work.
     pub empty_check: bool,
+    /// Seed of the per-rank victim choice (None: from the clock).
+    pub seed: Option<u64>,
+    /// `rdma-emulated`: how the communication-assisting thread waits (None:
+    /// spin when the host has two cores per rank, else yield).
+    pub poller_yield: Option<bool>,
+    /// `rdma-emulated`: pin the poller to this core.
+    pub poller_core: Option<usize>,
 }
 
 impl Default for Config {
@@ -41,6 +51,9 @@ impl Default for Config {
             poll_interval: am_fad::default_poll_interval(),
             verbose: false,
             empty_check: true,
+            seed: None,
+            poller_yield: None,
+            poller_core: None,
         }
     }
 }
@@ -77,11 +90,8 @@ impl Config {
         let mut c = Config::default();
         let size = |var: &str, min: usize, into: &mut usize| -> Result<(), ConfigError> {
             if let Some(v) = env(var) {
-                let n = parse_size(&v).ok_or_else(|| {
-                    ConfigError(format!(
-                        "{var}={v}: expected a size such as 64M, 1G or 65536"
-                    ))
-                })?;
+                let n = parse_size(&v)
+                    .ok_or_else(|| ConfigError(format!("{var}={v}: expected a size such as 64M, 1G or 65536")))?;
                 if n < min {
                     return Err(ConfigError(format!("{var}={v}: must be at least {min}")));
                 }
@@ -94,11 +104,28 @@ impl Config {
         size("UAT_FUTURE_CELLS", 16, &mut c.future_cells)?;
         size("UAT_RDMA_REGION", 64 << 10, &mut c.rdma_region)?;
         if let Some(v) = env("UAT_POLL_INTERVAL") {
-            c.poll_interval = v.parse().map_err(|_| {
-                ConfigError(format!(
-                    "UAT_POLL_INTERVAL={v}: expected a whole number of spawns"
-                ))
-            })?;
+            c.poll_interval = v
+                .parse()
+                .map_err(|_| ConfigError(format!("UAT_POLL_INTERVAL={v}: expected a whole number of spawns")))?;
+        }
+        if let Some(v) = env("UAT_SEED") {
+            c.seed = Some(
+                v.parse()
+                    .map_err(|_| ConfigError(format!("UAT_SEED={v}: expected a whole number")))?,
+            );
+        }
+        if let Some(v) = env("UAT_POLLER") {
+            c.poller_yield = Some(match v.as_str() {
+                "spin" => false,
+                "yield" => true,
+                _ => return Err(ConfigError(format!("UAT_POLLER={v}: expected spin or yield"))),
+            });
+        }
+        if let Some(v) = env("UAT_POLLER_CORE") {
+            c.poller_core = Some(
+                v.parse()
+                    .map_err(|_| ConfigError(format!("UAT_POLLER_CORE={v}: expected a core number")))?,
+            );
         }
         if let Some(v) = env("UAT_VERBOSE") {
             c.verbose = !matches!(v.as_str(), "" | "0" | "false" | "no");
@@ -130,6 +157,10 @@ impl Config {
         self.verbose = on;
         self
     }
+    pub fn seed(mut self, seed: u64) -> Config {
+        self.seed = Some(seed);
+        self
+    }
     pub fn empty_check(mut self, on: bool) -> Config {
         self.empty_check = on;
         self
@@ -155,11 +186,9 @@ mod tests {
         let c = Config::from_lookup(|k| (k == "UAT_STACK_SIZE").then(|| "1G".to_string())).unwrap();
         assert_eq!(c.stack_size, 1 << 30);
         assert_eq!(c.deque_capacity, Config::default().deque_capacity);
-        let e = Config::from_lookup(|k| (k == "UAT_DEQUE_CAPACITY").then(|| "many".to_string()))
-            .unwrap_err();
+        let e = Config::from_lookup(|k| (k == "UAT_DEQUE_CAPACITY").then(|| "many".to_string())).unwrap_err();
         assert!(e.0.contains("UAT_DEQUE_CAPACITY=many"), "{e}");
-        let e =
-            Config::from_lookup(|k| (k == "UAT_STACK_SIZE").then(|| "4K".to_string())).unwrap_err();
+        let e = Config::from_lookup(|k| (k == "UAT_STACK_SIZE").then(|| "4K".to_string())).unwrap_err();
         assert!(e.0.contains("at least"), "{e}");
     }
 }

@@ -157,12 +157,7 @@ pub unsafe extern "C-unwind" fn call_on_stack(stack_top: usize, f: StackFn, a: u
 /// # Safety
 /// As [`call_on_stack`]; and `f` never returns.
 #[unsafe(naked)]
-pub unsafe extern "C-unwind" fn start_on_stack(
-    stack_top: usize,
-    f: StackFn,
-    a: usize,
-    b: usize,
-) -> ! {
+pub unsafe extern "C-unwind" fn start_on_stack(stack_top: usize, f: StackFn, a: usize, b: usize) -> ! {
     naked_asm!(
         ".cfi_startproc",
         ".cfi_undefined rip",
@@ -222,10 +217,7 @@ mod tests {
         let local = 0u8;
         let sp = &local as *const u8 as usize;
         unsafe { *(out as *mut usize) = sp };
-        assert!(
-            sp < top && sp > top - (64 << 10),
-            "running on the given stack"
-        );
+        assert!(sp < top && sp > top - (64 << 10), "running on the given stack");
     }
 
     #[test]

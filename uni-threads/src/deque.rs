@@ -139,6 +139,11 @@ impl Deque {
         (h < t).then(|| unsafe { self.slot(t - 1).read() })
     }
 
+    /// Whether no continuation of this rank is in place (owner's view).
+    pub fn is_empty(&self) -> bool {
+        self.tail().load(Ordering::Relaxed) <= self.head().load(Ordering::Acquire)
+    }
+
     pub fn capacity(&self) -> u64 {
         self.capacity
     }

@@ -8,9 +8,12 @@
 //! result. Free cells form a LIFO list threaded through the state word's
 //! neighbour, owned by the rank (allocation and freeing are local).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-use crate::arena::Layout;
+use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
+use gasnet_sys::Gasnet;
+
+use crate::arena::{remote, Layout};
 
 /// Bytes per cell.
 pub const CELL_SIZE: usize = 64;
@@ -59,12 +62,7 @@ impl CellRef {
     #[inline(always)]
     pub unsafe fn complete_local<T: Copy>(self, value: T) {
         // SAFETY: the cell is pending: nobody reads its result yet.
-        unsafe {
-            (self.addr as *mut u8)
-                .add(16)
-                .cast::<T>()
-                .write_unaligned(value)
-        };
+        unsafe { (self.addr as *mut u8).add(16).cast::<T>().write_unaligned(value) };
         self.cell().state.store(DONE, Ordering::Release);
     }
 
@@ -76,12 +74,60 @@ impl CellRef {
     pub unsafe fn result_local<T: Copy>(self) -> T {
         // SAFETY: caller's contract; the Acquire load in is_done_local
         // ordered this read after the completer's write.
-        unsafe {
-            (self.addr as *const u8)
-                .add(16)
-                .cast::<T>()
-                .read_unaligned()
+        unsafe { (self.addr as *const u8).add(16).cast::<T>().read_unaligned() }
+    }
+}
+
+/// Handler index of CELL_FREE(cell address).
+pub const CELL_FREE: u8 = 210;
+
+/// Cells handed back by other ranks (a Treiber stack through `next_free`;
+/// many pushers, one consumer that takes the whole list: no ABA).
+static RETURNED: AtomicUsize = AtomicUsize::new(0);
+
+extern "C" fn on_cell_free(_: Token, lo: Arg, hi: Arg) {
+    let addr = join_u64(lo, hi) as usize;
+    let mut head = RETURNED.load(Ordering::Relaxed);
+    loop {
+        // SAFETY: a cell of this rank's pool that its joiner gave up.
+        unsafe { (*(addr as *mut Cell)).next_free = head as u64 };
+        match RETURNED.compare_exchange_weak(head, addr, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(now) => head = now,
         }
+    }
+}
+
+pub fn handlers() -> [Handler; 1] {
+    let free: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_cell_free;
+    [Handler::request(CELL_FREE, c"uat cell free", free)]
+}
+
+impl CellRef {
+    /// Completes a cell of another rank: the result, then the state, each
+    /// with a blocking put (the second starts after the first is complete).
+    pub fn complete_remote(self, g: Gasnet, value: *const u8, len: usize) {
+        // SAFETY: value points to len readable bytes (the caller's T).
+        let bytes = unsafe { std::slice::from_raw_parts(value, len) };
+        g.put(self.rank, remote(g, self.rank, self.addr + 16), bytes);
+        g.put_u64(self.rank, remote(g, self.rank, self.addr), DONE);
+    }
+
+    /// Whether a cell of another rank is done (one GET).
+    pub fn is_done_remote(self, g: Gasnet) -> bool {
+        g.get_u64(self.rank, remote(g, self.rank, self.addr)) == DONE
+    }
+
+    /// Reads the result of a done remote cell and hands the cell back to its
+    /// owner.
+    pub fn take_remote<T: Copy>(self, g: Gasnet) -> T {
+        let mut buf = [0u8; MAX_RESULT_SIZE];
+        let len = std::mem::size_of::<T>();
+        g.get(&mut buf[..len], self.rank, remote(g, self.rank, self.addr + 16));
+        let [lo, hi] = split_u64(self.addr as u64);
+        g.request(self.rank, CELL_FREE, &[lo, hi]);
+        // SAFETY: the completer wrote a T's bytes there.
+        unsafe { buf.as_ptr().cast::<T>().read_unaligned() }
     }
 }
 
@@ -120,14 +166,14 @@ impl CellPool {
     /// A pending cell, or None when the pool is exhausted.
     #[inline(always)]
     pub fn alloc(&self) -> Option<CellRef> {
-        let addr = self.free.get();
+        let mut addr = self.free.get();
         if addr == 0 {
-            return None;
+            addr = Self::returned();
+            if addr == 0 {
+                return None;
+            }
         }
-        let cell = CellRef {
-            addr,
-            rank: self.rank,
-        };
+        let cell = CellRef { addr, rank: self.rank };
         // SAFETY: a free cell of this pool; only the owner touches free ones.
         unsafe {
             let c = addr as *mut Cell;
@@ -135,6 +181,13 @@ impl CellPool {
             (*c).state.store(PENDING, Ordering::Relaxed);
         }
         Some(cell)
+    }
+
+    /// Takes every cell other ranks have handed back (a list, 0 if none).
+    #[cold]
+    #[inline(never)]
+    fn returned() -> usize {
+        RETURNED.swap(0, Ordering::Acquire)
     }
 
     /// Returns a cell of this pool (its result consumed).

@@ -47,6 +47,7 @@ mod runtime;
 mod scheduler;
 mod spawn;
 mod stats;
+mod steal;
 mod tsc;
 mod worker;
 

@@ -65,11 +65,7 @@ mod tests {
         assert_eq!(x, 0x1000);
         assert_eq!(y, 0x1000 + 256, "classes are 256 B, 512 B, ...");
         a.free(x, 100);
-        assert_eq!(
-            a.alloc(200),
-            Some(x),
-            "a freed buffer of the same class is reused"
-        );
+        assert_eq!(a.alloc(200), Some(x), "a freed buffer of the same class is reused");
         assert!(a.alloc(4096).is_none(), "no room left for 4 KiB");
         assert!(a.alloc(2048).is_some());
     }

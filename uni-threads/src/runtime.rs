@@ -5,7 +5,7 @@ use std::fmt;
 use am_fad::DequeLock;
 use gasnet_sys::Gasnet;
 
-use crate::arena::{self, ArenaError, Layout, ARENA_BASE, GUARD_SIZE, LOCK_WORD, STATS_SLOT};
+use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_SIZE, LOCK_WORD, STATS_SLOT};
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack};
 use crate::deque::Deque;
@@ -47,8 +47,12 @@ impl Runtime {
     pub fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
         let (rank, ranks) = (gasnet.rank(), gasnet.size());
         let layout = Layout::new(&config, ranks);
+        let lock = DequeLock::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
+        gasnet
+            .register_handlers(&crate::future::handlers())
+            .map_err(|e| StartError::Other(e.to_string()))?;
         arena::map(gasnet, &layout).map_err(StartError::Arena)?;
-        let lock = DequeLock::new(gasnet);
+        check_same_addresses(gasnet, &layout)?;
         // SAFETY: the arena is mapped with `layout`; one deque and one pool
         // per process.
         let (deque, cells) = unsafe {
@@ -58,6 +62,11 @@ impl Runtime {
             )
         };
         deque.init(&lock);
+        let seed = config.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+        });
         let sched_stack_top = map_native_stack(SCHED_STACK)
             .map_err(|e| StartError::Other(format!("cannot map the scheduler stack: {e}")))?;
         worker::install(Worker {
@@ -75,9 +84,11 @@ impl Runtime {
             suspending: None.into(),
             sched_stack_top,
             main_ctx: 0.into(),
-            finished: false.into(),
             poll_countdown: config.poll_interval.into(),
             counters: Counters::default(),
+            victims: crate::steal::VictimRng::new(seed, rank),
+            run_id: 0.into(),
+            poller: start_poller(gasnet, &config)?,
         });
         crate::guard::install(
             gasnet,
@@ -85,9 +96,7 @@ impl Runtime {
             Layout::addr(layout.guard) + GUARD_SIZE,
             layout.stack_size,
         )
-        .map_err(|e| {
-            StartError::Other(format!("cannot install the stack-overflow handler: {e}"))
-        })?;
+        .map_err(|e| StartError::Other(format!("cannot install the stack-overflow handler: {e}")))?;
         if config.verbose && rank == 0 {
             eprintln!("{}", describe(&config, &layout, ranks));
         }
@@ -110,7 +119,7 @@ impl Runtime {
             )
         };
         let w = worker();
-        w.finished.set(false);
+        w.run_id.set(w.run_id.get() + 1);
         w.counters.reset();
         let cell = if w.rank == 0 { w.cells.alloc() } else { None };
         self.gasnet.barrier();
@@ -197,8 +206,74 @@ where
         },
         value,
     );
-    worker().finished.set(true);
+    // Tell every rank (this one included) that the job is over. The root
+    // joined all its tasks, so no thread is left anywhere.
+    let w = worker();
+    for r in 0..w.ranks {
+        w.gasnet.put_u64(
+            r,
+            arena::remote(w.gasnet, r, ARENA_BASE + FINISHED_WORD),
+            w.run_id.get(),
+        );
+    }
     scheduler::enter()
+}
+
+/// Starts the communication-assisting thread in `rdma-emulated` mode.
+fn start_poller(gasnet: Gasnet, config: &Config) -> Result<Option<am_fad::poller::Poller>, StartError> {
+    if am_fad::MODE != am_fad::Mode::RdmaEmulated {
+        return Ok(None);
+    }
+    let mode = match config.poller_yield {
+        Some(true) => am_fad::poller::PollerMode::Yield,
+        Some(false) => am_fad::poller::PollerMode::Spin,
+        None => am_fad::poller::default_mode(gasnet.neighbourhood().len()),
+    };
+    am_fad::poller::Poller::start(gasnet, mode, config.poller_core)
+        .map(Some)
+        .map_err(|e| StartError::Other(format!("cannot start the communication-assisting thread: {e}")))
+}
+
+/// Every rank must run the same executable at the same addresses: a
+/// continuation's return addresses and the statics it names must mean the
+/// same thing wherever it resumes. Compares a function's, a static's and
+/// the arena's address and the executable's size across ranks.
+fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartError> {
+    static PROBE: u64 = 0;
+    let exe_len = std::fs::metadata("/proc/self/exe").map_or(0, |m| m.len());
+    let mine = [
+        check_same_addresses as *const () as u64,
+        &PROBE as *const u64 as u64,
+        ARENA_BASE as u64,
+        exe_len,
+    ];
+    // Rank 0 collects everyone's words in its stats slots (unused until the
+    // end of a run), then every rank reads them.
+    let slot = |r: u32| arena::remote(gasnet, 0, Layout::addr(layout.stats) + r as usize * STATS_SLOT);
+    let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    gasnet.put(0, slot(gasnet.rank()), &bytes);
+    gasnet.barrier();
+    let mut zero = [0u8; 32];
+    gasnet.get(&mut zero, 0, slot(0));
+    gasnet.barrier();
+    if zero != bytes[..] {
+        let theirs: Vec<u64> = zero
+            .chunks(8)
+            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+            .collect();
+        let what = ["a function", "a static", "the arena", "the executable's size"];
+        let i = (0..4).find(|&i| theirs[i] != mine[i]).unwrap_or(0);
+        return Err(StartError::Other(format!(
+            "rank {} differs from rank 0 in {}: {:#x} here, {:#x} on rank 0. All ranks must run the same executable, \
+             built non-PIE (the root package's build.rs passes -no-pie; a binary built elsewhere must be linked with -no-pie \
+             or -C relocation-model=static), from the same file on every node",
+            gasnet.rank(),
+            what[i],
+            mine[i],
+            theirs[i]
+        )));
+    }
+    Ok(())
 }
 
 /// A private read-write stack with a guard page below; returns its top.
@@ -229,7 +304,7 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
     format!(
         "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{:.1}MiB \
          stack={:.1}MiB deque={} entries future_cells={} rdma_region={:.1}MiB guard={}KiB \
-         poll_interval={} empty_check={}",
+         poll_interval={} empty_check={} poller={}",
         gasnet_sys::CONDUIT.name(),
         am_fad::MODE.name(),
         ARENA_BASE,
@@ -241,5 +316,10 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
         GUARD_SIZE >> 10,
         c.poll_interval,
         if c.empty_check { "on" } else { "off" },
+        worker().poller.as_ref().map_or("none".to_string(), |p| format!(
+            "{}{}",
+            p.mode.name(),
+            p.core.map_or(String::new(), |c| format!("@core{c}"))
+        )),
     )
 }

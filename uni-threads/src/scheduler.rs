@@ -8,8 +8,8 @@
 //! 1. a waiting thread whose child has completed and whose frames fit below
 //!    the frames in place (copied back to their address, then resumed);
 //! 2. the newest ready continuation of the own deque (frames in place);
-//! 3. leave, when the root task has completed;
-//! 4. (with more ranks) steal — only when the uni-address region is empty.
+//! 3. leave, when the root task has completed (on any rank);
+//! 4. steal from another rank — only when the uni-address region is empty.
 //!
 //! Unlike the original implementation, waiters are retried on every pass,
 //! not only after a failed steal: a joiner resumes as soon as it can.
@@ -49,10 +49,21 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
             // SAFETY: its frames are in place; nothing below them is live.
             unsafe { resume_context(entry.ctx as *mut u8) }
         }
-        if w.finished.get() && w.waiters.borrow().is_empty() {
-            // SAFETY: main_ctx is the record of Runtime::run's caller on the
-            // native stack, untouched since.
-            unsafe { resume_context(w.main_ctx.get() as *mut u8) }
+        if w.deque.is_empty() {
+            if w.finished() {
+                debug_assert!(
+                    w.waiters.borrow().is_empty(),
+                    "the root completed with threads still waiting"
+                );
+                // SAFETY: main_ctx is the record of Runtime::run's caller on
+                // the native stack, untouched since.
+                unsafe { resume_context(w.main_ctx.get() as *mut u8) }
+            }
+            // The uni-address region is empty: steal.
+            if let Some(entry) = crate::steal::try_steal() {
+                // SAFETY: the stolen frames are in place at their address.
+                unsafe { resume_context(entry.ctx as *mut u8) }
+            }
         }
         w.gasnet.poll();
         std::hint::spin_loop();
@@ -109,9 +120,7 @@ fn take_resumable_waiter() -> Option<Waiter> {
         return None;
     }
     let lowest = w.lowest_used();
-    let i = waiters
-        .iter()
-        .position(|x| x.top <= lowest && is_done(x.cell))?;
+    let i = waiters.iter().position(|x| x.top <= lowest && is_done(x.cell))?;
     Some(waiters.swap_remove(i))
 }
 
@@ -128,26 +137,28 @@ fn resume_waiter(waiter: Waiter) -> ! {
 }
 
 fn is_done(cell: CellRef) -> bool {
-    if cell.rank == worker().rank {
+    let w = worker();
+    if cell.rank == w.rank {
         cell.is_done_local()
     } else {
-        remote_cells_need_stealing()
+        cell.is_done_remote(w.gasnet)
     }
 }
 
-/// Completes a cell that lives on another rank.
-pub(crate) fn complete_remote(_cell: CellRef, _value: *const u8, _len: usize) {
-    remote_cells_need_stealing()
-}
-
-/// The result of a remote cell if it is done (and frees the cell).
-pub(crate) fn take_remote<T: Copy>(_cell: CellRef) -> Option<T> {
-    remote_cells_need_stealing()
-}
-
-/// Cells move between ranks only through steals, which this scheduler does
-/// not do yet: reaching here is a runtime bug.
+/// The pool is empty: cells handed back by other ranks may still be in
+/// flight, so poll for them a while before giving up.
 #[cold]
-fn remote_cells_need_stealing() -> ! {
-    fatal::fatal(format_args!("internal error: a future cell of another rank, but this scheduler does not steal across ranks"))
+#[inline(never)]
+pub(crate) fn alloc_cell_slow() -> CellRef {
+    let w = worker();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(200);
+    loop {
+        w.gasnet.poll();
+        if let Some(cell) = w.cells.alloc() {
+            return cell;
+        }
+        if std::time::Instant::now() > deadline {
+            fatal::cells_exhausted(w.layout.cell_count)
+        }
+    }
 }

@@ -60,8 +60,9 @@ where
     let () = Fits::<T>::OK;
     let w = worker();
     w.poll_at_spawn();
-    let Some(cell) = w.cells.alloc() else {
-        fatal::cells_exhausted(w.layout.cell_count)
+    let cell = match w.cells.alloc() {
+        Some(cell) => cell,
+        None => scheduler::alloc_cell_slow(),
     };
     let top = w.top.get();
     let args = SpawnArgs { f, cell };
@@ -126,9 +127,7 @@ pub(crate) fn run_task<F: FnOnce() -> T, T>(f: F) -> T {
 #[cold]
 #[inline(never)]
 fn task_panicked() -> ! {
-    fatal::fatal(format_args!(
-        "a task panicked (message above); ending the job"
-    ))
+    fatal::fatal(format_args!("a task panicked (message above); ending the job"))
 }
 
 /// Stores a finished task's result in its cell.
@@ -139,11 +138,7 @@ pub(crate) fn complete<T: Copy>(cell: CellRef, value: T) {
         // SAFETY: T fits (Fits::OK in spawn); one completer per cell.
         unsafe { cell.complete_local(value) }
     } else {
-        scheduler::complete_remote(
-            cell,
-            &value as *const T as *const u8,
-            std::mem::size_of::<T>(),
-        )
+        cell.complete_remote(w.gasnet, &value as *const T as *const u8, std::mem::size_of::<T>())
     }
 }
 
@@ -176,8 +171,8 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
                 w.cells.free(cell);
                 return value;
             }
-        } else if let Some(value) = scheduler::take_remote::<T>(cell) {
-            return value;
+        } else if cell.is_done_remote(w.gasnet) {
+            return cell.take_remote::<T>(w.gasnet);
         }
         scheduler::suspend_until_done(cell);
     }

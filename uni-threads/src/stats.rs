@@ -52,6 +52,11 @@ impl Stats {
 #[derive(Default)]
 pub struct Counters {
     pub spawns: Cell<u64>,
+    pub steals_attempted: Cell<u64>,
+    pub steals_succeeded: Cell<u64>,
+    pub empty_check_aborts: Cell<u64>,
+    pub lock_failures: Cell<u64>,
+    pub frame_bytes_stolen: Cell<u64>,
     pub max_stack_bytes: Cell<u64>,
     pub suspensions: Cell<u64>,
     pub resumes: Cell<u64>,
@@ -62,11 +67,15 @@ impl Counters {
     pub fn snapshot(&self) -> Stats {
         Stats {
             spawns: self.spawns.get(),
+            steals_attempted: self.steals_attempted.get(),
+            steals_succeeded: self.steals_succeeded.get(),
+            empty_check_aborts: self.empty_check_aborts.get(),
+            lock_failures: self.lock_failures.get(),
+            frame_bytes_stolen: self.frame_bytes_stolen.get(),
             max_stack_bytes: self.max_stack_bytes.get(),
             suspensions: self.suspensions.get(),
             resumes: self.resumes.get(),
             msg_handling_cycles: self.msg_handling_cycles.get(),
-            ..Stats::default()
         }
     }
 
@@ -100,9 +109,6 @@ mod tests {
             steals_succeeded: 2,
             ..Stats::default()
         });
-        assert_eq!(
-            (a.spawns, a.max_stack_bytes, a.steals_succeeded),
-            (7, 100, 2)
-        );
+        assert_eq!((a.spawns, a.max_stack_bytes, a.steals_succeeded), (7, 100, 2));
     }
 }

@@ -58,10 +58,13 @@ pub struct Worker {
     pub sched_stack_top: usize,
     /// The context of `Runtime::run`'s caller on the native stack.
     pub main_ctx: Cell<usize>,
-    /// Set when the root task has completed: leave the scheduler.
-    pub finished: Cell<bool>,
     pub poll_countdown: Cell<u32>,
     pub counters: Counters,
+    pub victims: crate::steal::VictimRng,
+    /// The run number the FINISHED word must reach for this run to be over.
+    pub run_id: Cell<u64>,
+    /// The communication-assisting thread (`rdma-emulated` mode).
+    pub poller: Option<am_fad::poller::Poller>,
 }
 
 struct Slot {
@@ -149,12 +152,19 @@ impl Worker {
             .set(self.counters.msg_handling_cycles.get() + cycles);
     }
 
+    /// Whether the current run's root task has completed (on any rank).
+    #[inline]
+    pub fn finished(&self) -> bool {
+        // SAFETY: a control word of the mapped arena, written by remote puts
+        // of whole words and read atomically here.
+        let word = unsafe { &*(Layout::addr(crate::arena::FINISHED_WORD) as *const std::sync::atomic::AtomicU64) };
+        word.load(Ordering::Acquire) >= self.run_id.get()
+    }
+
     /// The lowest address in use in the stack region while the worker is in
     /// the scheduler: the newest ready continuation's context, or the
     /// region's top when no frames are in place.
     pub fn lowest_used(&self) -> usize {
-        self.deque
-            .newest()
-            .map_or(self.layout.stack_top(), |e| e.ctx as usize)
+        self.deque.newest().map_or(self.layout.stack_top(), |e| e.ctx as usize)
     }
 }

@@ -1,0 +1,125 @@
+//! The Active-Message fetch-and-add service of the `am` and `rdma-emulated`
+//! modes (IPSJ 2016 §6.2): a requester sends FAD_REQUEST(address, operand)
+//! to the target; the target's handler validates the address, applies a CPU
+//! fetch-and-add to the word and replies with the old value.
+//!
+//! Who runs the handler is the difference between the modes: in `am` the
+//! target's worker, whenever it polls (at spawn, in scheduler loops); in
+//! `rdma-emulated` the target's communication-assisting thread
+//! ([`crate::poller`]), which polls continuously, so the worker is never
+//! interrupted.
+//!
+//! Only words registered with [`allow`] may be targeted: a request for any
+//! other address is refused (counted, reported to the requester, and never
+//! applied).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
+use gasnet_sys::Gasnet;
+
+/// Handler indices (client range).
+pub const FAD_REQUEST: u8 = 200;
+pub const FAD_REPLY: u8 = 201;
+
+const REFUSED: u32 = 1;
+
+/// The one word range of this process that requests may target: `[lo, hi)`
+/// in this rank's segment, mapped locally at `local`.
+static ALLOWED_LO: AtomicUsize = AtomicUsize::new(0);
+static ALLOWED_HI: AtomicUsize = AtomicUsize::new(0);
+static LOCAL_BASE: AtomicUsize = AtomicUsize::new(0);
+static REFUSED_REQUESTS: AtomicU64 = AtomicU64::new(0);
+/// TSC cycles spent in request handlers (the paper's Fig. 16 share).
+static HANDLER_CYCLES: AtomicU64 = AtomicU64::new(0);
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+
+/// Registers the service's handlers (every rank, before the segment is used).
+pub fn handlers() -> [Handler; 2] {
+    let req: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg, Arg, Arg, Arg) = on_request;
+    let rep: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg, Arg, Arg) = on_reply;
+    [
+        Handler::request(FAD_REQUEST, c"am-fad request", req),
+        Handler::reply(FAD_REPLY, c"am-fad reply", rep),
+    ]
+}
+
+/// Allows requests on the segment words `[lo, hi)` of this rank, which this
+/// process sees at `local`.
+pub fn allow(lo: usize, hi: usize, local: usize) {
+    LOCAL_BASE.store(local, Ordering::Relaxed);
+    ALLOWED_LO.store(lo, Ordering::Relaxed);
+    ALLOWED_HI.store(hi, Ordering::Release);
+}
+
+/// Requests refused by this rank so far.
+pub fn refused_requests() -> u64 {
+    REFUSED_REQUESTS.load(Ordering::Relaxed)
+}
+
+/// (requests handled, TSC cycles spent handling them) by this rank so far.
+pub fn handled() -> (u64, u64) {
+    (HANDLED.load(Ordering::Relaxed), HANDLER_CYCLES.load(Ordering::Relaxed))
+}
+
+/// Where a requester waits for its reply (on its own stack: it polls until
+/// the reply has arrived, so the slot outlives the exchange).
+#[repr(C, align(16))]
+struct ReplySlot {
+    done: AtomicBool,
+    refused: AtomicBool,
+    value: AtomicU64,
+}
+
+extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_hi: Arg, slot_lo: Arg, slot_hi: Arg) {
+    // SAFETY: rdtsc has no preconditions.
+    let start = unsafe { core::arch::x86_64::_rdtsc() };
+    let addr = join_u64(addr_lo, addr_hi) as usize;
+    let (lo, hi) = (ALLOWED_LO.load(Ordering::Acquire), ALLOWED_HI.load(Ordering::Acquire));
+    let [old_lo, old_hi, flags] = if addr % 8 == 0 && addr >= lo && addr + 8 <= hi {
+        let local = LOCAL_BASE.load(Ordering::Relaxed) + (addr - lo);
+        // SAFETY: an aligned word of the registered range, which the owner
+        // and this handler access only atomically.
+        let word = unsafe { &*(local as *const AtomicU64) };
+        let old = word.fetch_add(join_u64(v_lo, v_hi), Ordering::AcqRel);
+        let [a, b] = split_u64(old);
+        [a, b, 0]
+    } else {
+        REFUSED_REQUESTS.fetch_add(1, Ordering::Relaxed);
+        eprintln!("[am-fad] refused a fetch-and-add from rank {} on {addr:#x}: outside the registered words [{lo:#x}, {hi:#x})", token.source());
+        [0, 0, REFUSED]
+    };
+    token.reply(FAD_REPLY, &[old_lo, old_hi, flags, slot_lo, slot_hi]);
+    // SAFETY: as above.
+    let end = unsafe { core::arch::x86_64::_rdtsc() };
+    HANDLER_CYCLES.fetch_add(end.wrapping_sub(start), Ordering::Relaxed);
+    HANDLED.fetch_add(1, Ordering::Relaxed);
+}
+
+extern "C" fn on_reply(_: Token, old_lo: Arg, old_hi: Arg, flags: Arg, slot_lo: Arg, slot_hi: Arg) {
+    let slot = join_u64(slot_lo, slot_hi) as usize as *const ReplySlot;
+    // SAFETY: the requester's slot, alive until `done` is seen (it polls).
+    let slot = unsafe { &*slot };
+    slot.value.store(join_u64(old_lo, old_hi), Ordering::Relaxed);
+    slot.refused.store(flags & REFUSED != 0, Ordering::Relaxed);
+    slot.done.store(true, Ordering::Release);
+}
+
+/// Remote fetch-and-add by Active Message: returns the old value, or None
+/// when the target refused the address. Polls while waiting.
+pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u64> {
+    let slot = ReplySlot {
+        done: AtomicBool::new(false),
+        refused: AtomicBool::new(false),
+        value: AtomicU64::new(0),
+    };
+    let [a0, a1] = split_u64(addr as u64);
+    let [v0, v1] = split_u64(value);
+    let [s0, s1] = split_u64(&slot as *const ReplySlot as u64);
+    gasnet.request(rank, FAD_REQUEST, &[a0, a1, v0, v1, s0, s1]);
+    while !slot.done.load(Ordering::Acquire) {
+        gasnet.poll();
+        std::hint::spin_loop();
+    }
+    (!slot.refused.load(Ordering::Relaxed)).then(|| slot.value.load(Ordering::Relaxed))
+}
