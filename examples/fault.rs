@@ -11,8 +11,11 @@ enum Fault {
     StackOverflow,
     /// A task spawns without bound: a runtime limit trips.
     SpawnForever,
-    /// A spawned task panics.
+    /// A spawned task panics (on the rank given by --rank: a leaf of a
+    /// parallel tree panics when it runs there).
     Panic,
+    /// Keeps every rank busy for a minute (for killing a rank from outside).
+    Spin,
 }
 
 /// Runs one deliberate failure inside the runtime.
@@ -23,6 +26,9 @@ struct Options {
     /// The rank whose task fails (the root task runs on rank 0).
     #[arg(long, default_value_t = 0)]
     rank: u32,
+    /// Write this rank's process id to DIR/rank-R.pid at start.
+    #[arg(long, value_name = "DIR")]
+    pid_dir: Option<std::path::PathBuf>,
 }
 
 #[inline(never)]
@@ -34,6 +40,29 @@ fn recurse(depth: u64) -> u64 {
     recurse(depth + 1) + pad[3]
 }
 
+/// A tree of tasks whose leaves panic when they run on `rank`.
+fn panic_tree(depth: u32, rank: u32) -> u64 {
+    if depth == 0 {
+        if uat::current_rank() == rank {
+            panic!("deliberate panic in a task on rank {rank}");
+        }
+        // Some work, so that other ranks have time to steal.
+        return (0..2000u64).fold(0, |a, i| a ^ std::hint::black_box(i));
+    }
+    let (a, b) = uat::join(move || panic_tree(depth - 1, rank), move || panic_tree(depth - 1, rank));
+    a + b
+}
+
+/// Busy work that lasts `until` (seconds since the epoch).
+fn spin_tree(depth: u32, until: u64) -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    if depth == 0 || now >= until {
+        return (0..20_000u64).fold(0, |a, i| a ^ std::hint::black_box(i));
+    }
+    let (a, b) = uat::join(move || spin_tree(depth - 1, until), move || spin_tree(depth - 1, until));
+    a + b + spin_tree(depth - 1, until)
+}
+
 fn spawn_forever(depth: u64) -> u64 {
     uat::spawn(move || spawn_forever(depth + 1)).join() + 1
 }
@@ -42,11 +71,17 @@ fn main() {
     let (gasnet, opt) = uat::cli::start::<Options>("fault");
     let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
     let rt = uat::Runtime::start(gasnet, config).unwrap_or_else(|e| gasnet.fail(e));
-    let fault = opt.fault;
+    if let Some(dir) = &opt.pid_dir {
+        std::fs::write(dir.join(format!("rank-{}.pid", gasnet.rank())), std::process::id().to_string()).expect("pid file");
+    }
+    let (fault, rank) = (opt.fault, opt.rank);
+    let until = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 60;
     let _ = rt.run(move || match fault {
         Fault::StackOverflow => recurse(0),
         Fault::SpawnForever => spawn_forever(0),
-        Fault::Panic => uat::spawn(|| -> u64 { panic!("deliberate panic in a task") }).join(),
+        Fault::Panic if rank == 0 => uat::spawn(|| -> u64 { panic!("deliberate panic in a task") }).join(),
+        Fault::Panic => panic_tree(30, rank),
+        Fault::Spin => spin_tree(40, until),
     });
     eprintln!("error: the fault did not stop the job");
     gasnet.exit(3);

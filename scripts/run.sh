@@ -109,14 +109,25 @@ case "$conduit" in
     launch=("$runner" -n "$ranks" -E "$vars" "$exe") ;;
 esac
 
-if [ -z "$timeout_s" ]; then
-  exec "${launch[@]}" "$@"
-fi
-# timeout(1) runs the job in its own process group and signals all of it, so
-# forked ranks and spawned workers go too.
+# The job runs as our child so that we can say how it ended; TERM/INT/HUP
+# sent to us are passed on. timeout(1) (with --timeout) runs the job in its
+# own process group and signals all of it, so forked ranks and spawned
+# workers go too.
+[ -z "$timeout_s" ] || launch=(timeout --kill-after=5 "$timeout_s" "${launch[@]}")
+"${launch[@]}" "$@" &
+job=$!
+trap 'kill -TERM "$job" 2>/dev/null' TERM INT HUP
 set +e
-timeout --kill-after=5 "$timeout_s" "${launch[@]}" "$@"
+wait "$job"
 rc=$?
+# A trapped signal interrupts wait: wait again for the job's own status.
+while kill -0 "$job" 2>/dev/null; do wait "$job"; rc=$?; done
 set -e
-[ "$rc" != 124 ] || echo "run.sh: error: the job ran over --timeout $timeout_s s and was killed" >&2
+if [ -n "$timeout_s" ] && [ "$rc" = 124 ]; then
+  echo "run.sh: error: the job ran over --timeout $timeout_s s and was killed" >&2
+elif [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then
+  echo "run.sh: error: the job ended by signal $((rc - 128)) ($(kill -l $((rc - 128)) 2>/dev/null || echo '?')): a rank crashed or was killed" >&2
+elif [ "$rc" = 255 ]; then
+  echo "run.sh: error: the job ended with code 255: a rank died or the $conduit launcher failed" >&2
+fi
 exit "$rc"

@@ -3,8 +3,9 @@
 # multi-rank jobs for every variant CI covers, plus a compile-and-link check
 # of the ibv variant (which cannot run without an InfiniBand device).
 #
-#   scripts/test.sh            the CI set: smp (1, 2, 4 ranks), udp (2 ranks,
-#                              also over real UDP), mpi (2 ranks); ibv links
+#   scripts/test.sh            the CI set: smp in all three fetch-and-add modes
+#                              (1, 2, 4 ranks), udp (2 ranks, also over real
+#                              UDP) and mpi (2 ranks); the ibv variant links
 #   scripts/test.sh smp-native run only the named variant(s)
 #
 # The full matrix (more ranks, stress loops) is scripts/test-matrix.sh.
@@ -14,7 +15,7 @@ cd "$root"
 "$root/scripts/setup.sh"
 
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(smp-native udp-native mpi-native ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated udp-native mpi-native ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do

@@ -206,7 +206,7 @@ mod tests {
             .rdma_region(100_000)
             .stack_size(1 << 20);
         let l = Layout::new(&c, 3);
-        let parts = [0, l.stats, l.deque, l.cells, l.rdma, l.guard, l.stack, l.total];
+        let parts = [0, l.deque, l.cells, l.stats, l.rdma, l.guard, l.stack, l.total];
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);

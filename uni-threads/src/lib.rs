@@ -60,3 +60,9 @@ pub use stats::Stats;
 pub use tsc::hz as tsc_hz;
 pub use tsc::now as tsc_now;
 pub use worker::is_running;
+
+/// The rank this task is running on right now. It may change after any
+/// `spawn` or `join` (the thread may be stolen): never keep it across them.
+pub fn current_rank() -> u32 {
+    worker::worker().rank
+}
