@@ -55,7 +55,10 @@ fn panic_tree(depth: u32, rank: u32) -> u64 {
 
 /// Busy work that lasts `until` (seconds since the epoch).
 fn spin_tree(depth: u32, until: u64) -> u64 {
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     if depth == 0 || now >= until {
         return (0..20_000u64).fold(0, |a, i| a ^ std::hint::black_box(i));
     }
@@ -72,10 +75,18 @@ fn main() {
     let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
     let rt = uat::Runtime::start(gasnet, config).unwrap_or_else(|e| gasnet.fail(e));
     if let Some(dir) = &opt.pid_dir {
-        std::fs::write(dir.join(format!("rank-{}.pid", gasnet.rank())), std::process::id().to_string()).expect("pid file");
+        std::fs::write(
+            dir.join(format!("rank-{}.pid", gasnet.rank())),
+            std::process::id().to_string(),
+        )
+        .expect("pid file");
     }
     let (fault, rank) = (opt.fault, opt.rank);
-    let until = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() + 60;
+    let until = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 60;
     let _ = rt.run(move || match fault {
         Fault::StackOverflow => recurse(0),
         Fault::SpawnForever => spawn_forever(0),

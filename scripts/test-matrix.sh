@@ -1,73 +1,114 @@
 #!/usr/bin/env bash
-# The full test matrix, beyond CI's lean set: every conduit that runs here,
-# more rank counts, and repeated launches to catch flaky start-up, exit and
-# hang bugs. Every launch runs under a timeout. Prints a table of how many
-# runs passed per configuration and exits non-zero if any run failed.
+# The full test matrix, beyond CI's lean set, run before resolving an issue.
+# Every launch runs under a 60 s cap; the script prints how many runs passed
+# per configuration and exits non-zero if any failed, hung or answered wrong.
 #
-#   scripts/test-matrix.sh [--repeat K]     (default K = 10)
+#   scripts/test-matrix.sh [--repeat K] [--stress N] [--quick]
+#
+#   part 1, gasnet-check: smp/udp/mpi at 1-4 ranks, real UDP, a failing rank,
+#           K launches each (default 5)
+#   part 2, benchmarks: T1, T3, T5, nqueens 13, btc --depth 20 at 1-4 ranks,
+#           every conduit x every fad mode x empty check on/off, once each
+#   part 3, stress: uts T3 on 2 ranks, N launches (default 20) per conduit x
+#           mode, each with its own victim-choice seed (UAT_SEED)
+#   the ibv variant is built and linked.
+#   --quick: 2 launches in parts 1 and 3, ranks 1-2 in part 2.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-repeat=10
+repeat=5 stress=20 rank_list="1 2 3 4"
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --stress) stress=$2; shift 2 ;;
+    --quick) repeat=2 stress=2 rank_list="1 2"; shift ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "test-matrix.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
 
 scripts/setup.sh || exit 1
-for variant in smp-native udp-native mpi-native; do
-  conduit=${variant%%-*}
-  cargo build --quiet --release --bins --no-default-features --features "$conduit,fad-native" \
-    --target-dir "target/$variant" || exit 1
+conduits=(smp udp mpi)
+modes=(native am rdma-emulated)
+for c in "${conduits[@]}"; do
+  for m in "${modes[@]}"; do
+    cargo build --quiet --release --bins --no-default-features --features "$c,fad-$m" --target-dir "target/$c-$m" || exit 1
+  done
 done
 cargo build --quiet --release --bins --no-default-features --features ibv,fad-native --target-dir target/ibv-native \
   && ibv_link=ok || ibv_link=FAILED
 
-# name | run.sh arguments | program and arguments | expected exit code
-configs=()
-for n in 1 2 3 4; do
-  configs+=("gasnet-check smp n=$n|--conduit smp -n $n|gasnet-check --iters 200|0")
-  configs+=("gasnet-check udp n=$n|--conduit udp -n $n|gasnet-check --iters 200|0")
-  configs+=("gasnet-check mpi n=$n|--conduit mpi -n $n|gasnet-check --iters 200|0")
-done
-for n in 2 4; do
-  configs+=("gasnet-check udp real-udp n=$n|--conduit udp --real-udp -n $n|gasnet-check --iters 50|0")
-done
-for c in smp udp mpi; do
-  configs+=("failing rank $c n=3|--conduit $c -n 3|gasnet-check --iters 10 --fail-rank 1|1")
-done
-
-total_fail=0
+total=0 failed=0
 results=()
-for config in "${configs[@]}"; do
-  IFS='|' read -r name launcher program want <<<"$config"
-  pass=0 fail=0 hang=0
-  for ((i = 0; i < repeat; i++)); do
-    # shellcheck disable=SC2086
-    out=$(scripts/run.sh --no-build --timeout 60 $launcher -- $program 2>/tmp/uat-matrix.err)
+err=$(mktemp)
+
+# run_config NAME TIMES EXPECTED_EXIT [ENV=VALUE...] -- RUN.SH-ARGS -- PROGRAM ARGS
+run_config() {
+  local name=$1 times=$2 want=$3; shift 3
+  local envs=()
+  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+  shift
+  local pass=0 fail=0 hang=0 wrong=0
+  for ((i = 0; i < times; i++)); do
+    out=$(env "${envs[@]}" UAT_SEED=$((RANDOM * 32768 + RANDOM)) scripts/run.sh --no-build --timeout 60 "$@" 2>"$err")
     rc=$?
-    json_ok=$(tail -n 1 <<<"$out" | grep -o '"ok":[a-z]*' || true)
+    last=$(tail -n 1 <<<"$out")
     if [ "$rc" = 124 ]; then
       hang=$((hang + 1)); fail=$((fail + 1))
-    elif [ "$rc" = "$want" ] && { [ "$want" != 0 ] || [ "$json_ok" = '"ok":true' ]; }; then
+    elif [ "$want" != 0 ]; then
+      if [ "$rc" = "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+    elif [ "$rc" = 0 ] && { grep -q '"verified":true' <<<"$last" || grep -q '"ok":true' <<<"$last"; }; then
       pass=$((pass + 1))
     else
       fail=$((fail + 1))
-      echo "FAILED: $name (exit $rc, wanted $want): $(tail -n 3 /tmp/uat-matrix.err | tr '\n' ' ')" >&2
+      grep -q '"verified":false' <<<"$last" && wrong=$((wrong + 1))
+      echo "FAILED: $name (exit $rc): $(tail -n 3 "$err" | tr '\n' ' ')" >&2
     fi
   done
-  total_fail=$((total_fail + fail))
-  results+=("$(printf '%-34s %3d/%-3d passed  %d hung' "$name" "$pass" "$repeat" "$hang")")
+  total=$((total + times)); failed=$((failed + fail))
+  results+=("$(printf '%-58s %3d/%-3d passed  %d hung  %d wrong' "$name" "$pass" "$times" "$hang" "$wrong")")
   echo "${results[-1]}" >&2
+}
+
+# Part 1: GASNet itself.
+for n in 1 2 3 4; do
+  for c in "${conduits[@]}"; do
+    run_config "gasnet-check $c n=$n" "$repeat" 0 -- --conduit "$c" -n "$n" -- gasnet-check --iters 200
+  done
+done
+for n in 2 4; do
+  run_config "gasnet-check udp real-udp n=$n" "$repeat" 0 -- --conduit udp --real-udp -n "$n" -- gasnet-check --iters 50
+done
+for c in "${conduits[@]}"; do
+  run_config "gasnet-check failing rank $c n=3" "$repeat" 1 -- --conduit "$c" -n 3 -- gasnet-check --iters 10 --fail-rank 1
+done
+
+# Part 2: every benchmark, conduit, mode, rank count and empty-check setting.
+benches=("uts -t 1 -a 3 -d 10 -b 4 -r 19" "uts -t 0 -b 2000 -q 0.124875 -m 8 -r 42" "uts -t 1 -a 0 -d 20 -b 4 -r 34" "nqueens 13" "btc --depth 20")
+for c in "${conduits[@]}"; do
+  for m in "${modes[@]}"; do
+    for n in $rank_list; do
+      for ec in on off; do
+        for b in "${benches[@]}"; do
+          # shellcheck disable=SC2086
+          run_config "$c $m n=$n ec=$ec: $b" 1 0 -- --conduit "$c" --fad "$m" -n "$n" -- $b --empty-check "$ec"
+        done
+      done
+    done
+  done
+done
+
+# Part 3: repeated launches of a steal-heavy run, each with its own seed.
+for c in "${conduits[@]}"; do
+  for m in "${modes[@]}"; do
+    run_config "stress $c $m n=2: uts T3" "$stress" 0 -- --conduit "$c" --fad "$m" -n 2 -- uts -t 0 -b 2000 -q 0.124875 -m 8 -r 42
+  done
 done
 
 echo
-echo "== test matrix ($(date -u +%Y-%m-%dT%H:%MZ), $repeat launches per configuration, 60 s cap each)"
+echo "== test matrix ($(date -u +%Y-%m-%dT%H:%MZ); 60 s cap per launch)"
 printf '%s\n' "${results[@]}"
 echo "ibv variant build and link: $ibv_link"
-runs=$(( ${#configs[@]} * repeat ))
-echo "matrix: $((runs - total_fail)) passed, $total_fail failed"
-[ "$total_fail" = 0 ] && [ "$ibv_link" = ok ]
+echo "matrix: $((total - failed)) passed, $failed failed"
+rm -f "$err"
+[ "$failed" = 0 ] && [ "$ibv_link" = ok ]

@@ -33,7 +33,10 @@ fn check(out: &JobOutput, ranks: u32, result: u64) -> serde_json::Value {
 fn assert_stolen(json: &serde_json::Value, what: &str) {
     let stolen = json["stats"]["steals_succeeded"].as_u64().unwrap();
     assert!(stolen > 0, "{what}: no continuation was stolen: {json}");
-    assert!(json["stats"]["frame_bytes_stolen"].as_u64().unwrap() > 0, "{what}: {json}");
+    assert!(
+        json["stats"]["frame_bytes_stolen"].as_u64().unwrap() > 0,
+        "{what}: {json}"
+    );
 }
 
 fn bench(launcher: &[&str], name: &str, args: &str) -> JobOutput {
@@ -46,7 +49,7 @@ fn uts_trees_are_counted_exactly_with_steals() {
     for n in multi_rank_counts() {
         let ranks = n.to_string();
         for (args, nodes) in [
-            ("-t 1 -a 3 -d 10 -b 4 -r 19", 4_130_071u64),        // T1, geometric
+            ("-t 1 -a 3 -d 10 -b 4 -r 19", 4_130_071u64),       // T1, geometric
             ("-t 0 -b 2000 -q 0.124875 -m 8 -r 42", 4_112_897), // T3, deep binomial
         ] {
             let json = check(&bench(&["-n", &ranks], "uts", args), n, nodes);
@@ -62,7 +65,11 @@ fn a_small_binomial_tree_matches_its_serial_count() {
     assert_eq!(seq.code, Some(0), "{}", seq.describe());
     let nodes = seq.json()["result"].as_u64().unwrap();
     for n in multi_rank_counts() {
-        let out = bench(&["-n", &n.to_string()], "uts", &format!("{args} --expect-nodes {nodes}"));
+        let out = bench(
+            &["-n", &n.to_string()],
+            "uts",
+            &format!("{args} --expect-nodes {nodes}"),
+        );
         check(&out, n, nodes);
     }
 }
@@ -75,14 +82,26 @@ fn nqueens_and_btc_are_exact_with_steals() {
         assert!(json["stats"]["steals_attempted"].as_u64().unwrap() > 0, "{json}");
         let json = check(&bench(&["-n", &ranks], "btc", "--depth 18"), n, (1 << 19) - 1);
         assert_stolen(&json, "btc --depth 18");
-        check(&bench(&["-n", &ranks], "btc", "--depth 8 --iter 2"), n, (4u64.pow(9) - 1) / 3);
+        check(
+            &bench(&["-n", &ranks], "btc", "--depth 8 --iter 2"),
+            n,
+            (4u64.pow(9) - 1) / 3,
+        );
     }
 }
 
 #[test]
 fn the_empty_check_can_be_switched_off() {
     let n = multi_rank_counts()[0];
-    let json = check(&bench(&["-n", &n.to_string()], "uts", "-t 1 -a 3 -d 10 -b 4 -r 19 --empty-check off"), n, 4_130_071);
+    let json = check(
+        &bench(
+            &["-n", &n.to_string()],
+            "uts",
+            "-t 1 -a 3 -d 10 -b 4 -r 19 --empty-check off",
+        ),
+        n,
+        4_130_071,
+    );
     assert_eq!(json["empty_check"], false);
     assert_eq!(json["stats"]["empty_check_aborts"], 0, "{json}");
 }
@@ -92,7 +111,11 @@ fn real_udp_steals_too() {
     if uat::CONDUIT.name() != "udp" {
         return;
     }
-    let json = check(&bench(&["--real-udp", "-n", "2"], "uts", "-t 1 -a 3 -d 10 -b 4 -r 19"), 2, 4_130_071);
+    let json = check(
+        &bench(&["--real-udp", "-n", "2"], "uts", "-t 1 -a 3 -d 10 -b 4 -r 19"),
+        2,
+        4_130_071,
+    );
     assert_stolen(&json, "uts T1 over real UDP");
 }
 
@@ -100,9 +123,18 @@ fn real_udp_steals_too() {
 fn a_panic_on_rank_1_of_3_ends_the_job_quickly() {
     let start = Instant::now();
     let out = run_job(&["-n", "3"], &bin("examples/fault"), &["panic", "--rank", "1"]);
-    assert!(start.elapsed() < Duration::from_secs(10), "took {:?}: {}", start.elapsed(), out.describe());
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "took {:?}: {}",
+        start.elapsed(),
+        out.describe()
+    );
     assert!(out.code.is_some_and(|c| c != 0 && c != 3), "{}", out.describe());
-    assert!(out.stderr.contains("deliberate panic in a task on rank 1"), "{}", out.describe());
+    assert!(
+        out.stderr.contains("deliberate panic in a task on rank 1"),
+        "{}",
+        out.describe()
+    );
     assert!(out.stderr.contains("[rank 1]"), "{}", out.describe());
 }
 
@@ -122,16 +154,31 @@ fn a_killed_rank_ends_the_job_quickly() {
             std::thread::sleep(Duration::from_millis(500));
             let pid = std::fs::read_to_string(&pid_file).expect("rank 1 wrote its pid");
             let killed_at = Instant::now();
-            let status = std::process::Command::new("kill").args(["-9", pid.trim()]).status().unwrap();
+            let status = std::process::Command::new("kill")
+                .args(["-9", pid.trim()])
+                .status()
+                .unwrap();
             assert!(status.success());
             killed_at
         })
     };
-    let out = run_job(&["-n", "3"], &bin("examples/fault"), &["spin", "--pid-dir", dir.to_str().unwrap()]);
+    let out = run_job(
+        &["-n", "3"],
+        &bin("examples/fault"),
+        &["spin", "--pid-dir", dir.to_str().unwrap()],
+    );
     let ended = Instant::now();
     let killed_at = killer.join().unwrap();
-    assert!(ended - killed_at < Duration::from_secs(10), "the job went on {:?} after the kill", ended - killed_at);
+    assert!(
+        ended - killed_at < Duration::from_secs(10),
+        "the job went on {:?} after the kill",
+        ended - killed_at
+    );
     assert!(out.code.is_some_and(|c| c != 0 && c != 3), "{}", out.describe());
-    assert!(out.stderr.contains("run.sh: error") || out.stderr.contains("exited on signal 9"), "{}", out.describe());
+    assert!(
+        out.stderr.contains("run.sh: error") || out.stderr.contains("exited on signal 9"),
+        "{}",
+        out.describe()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
