@@ -1,8 +1,16 @@
 //! Micro-benchmarks of the runtime's mechanisms.
 //!
-//! `micro spawn`: the cost of a spawn + join that is not stolen, next to a
-//! plain function call and `rayon::join`, measured in one run of one binary
-//! (ratios are what to compare on a shared, noisy machine).
+//! - `micro spawn`: the cost of a spawn + join that is not stolen, next to a
+//!   plain function call and `rayon::join`, measured in one run of one binary
+//!   (ratios are what to compare on a shared, noisy machine);
+//! - `micro latency`: 8-byte get/put between two ranks with and without a
+//!   polling thread present (IPSJ 2016 Fig. 11), and the fetch-and-add
+//!   latency of the built mode;
+//! - `micro fad`: ranks 1..N-1 hammer a counter on rank 0 while rank 0
+//!   computes: who pays in each mode (latency for the hammerers, slowdown of
+//!   the victim); the final count is checked exactly;
+//! - `micro steal`: the time of each steal phase (Fig. 13), averaged over the
+//!   steals of a BTC run on two or more ranks.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -31,6 +39,28 @@ enum What {
         iters: u64,
         /// Repetitions of the whole comparison (the best of each is kept).
         #[arg(long, default_value_t = 5)]
+        reps: u32,
+    },
+    /// 8-byte get/put latency rank 0 -> rank 1, without and with polling
+    /// threads; fetch-and-add latency in the built mode.
+    Latency {
+        #[arg(long, default_value_t = 20_000)]
+        iters: u32,
+    },
+    /// Ranks 1..N-1 fetch-and-add on rank 0 while rank 0 computes.
+    Fad {
+        /// Fetch-and-adds per hammering rank.
+        #[arg(long, default_value_t = 20_000)]
+        per_rank: u64,
+        /// Work units of the victim (each ~100 ns, with a poll point).
+        #[arg(long, default_value_t = 2_000_000)]
+        work: u64,
+    },
+    /// Steal phase times, averaged over the steals of `btc --depth D` runs.
+    Steal {
+        #[arg(long, default_value_t = 16)]
+        depth: u32,
+        #[arg(long, default_value_t = 20)]
         reps: u32,
     },
 }
@@ -87,9 +117,245 @@ fn spawn_bench(iters: u64) -> Best {
 
 fn main() {
     let (gasnet, o) = uat::cli::start::<Options>("micro");
-    let What::Spawn { iters, reps } = o.what;
     let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
     let rt = uat::Runtime::start(gasnet, config).unwrap_or_else(|e| gasnet.fail(e));
+    let ok = match o.what {
+        What::Spawn { iters, reps } => spawn_main(&rt, iters, reps, o.table),
+        What::Latency { iters } => latency_main(&rt, iters, o.table),
+        What::Fad { per_rank, work } => fad_main(&rt, per_rank, work, o.table),
+        What::Steal { depth, reps } => steal_main(&rt, depth, reps, o.table),
+    };
+    gasnet.barrier();
+    gasnet.exit(if ok { 0 } else { 1 });
+}
+
+fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    m.insert("bench".into(), json!(bench));
+    m.insert("conduit".into(), json!(uat::CONDUIT.name()));
+    m.insert("fad".into(), json!(uat::MODE.name()));
+    m.insert("ranks".into(), json!(rt.gasnet().size()));
+    m
+}
+
+fn r3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// Mean µs per call of `f` over `iters` calls (after a short warm-up).
+fn mean_us(iters: u32, mut f: impl FnMut()) -> f64 {
+    for _ in 0..iters / 10 {
+        f();
+    }
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    t.elapsed().as_secs_f64() * 1e6 / iters as f64
+}
+
+fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
+    let g = rt.gasnet();
+    let peer = if g.size() > 1 { 1 } else { 0 };
+    let word = g.segment(peer).base + 4096 * 3; // inside the peer's deque entries: idle now
+    let measure = |g: uat::gasnet::Gasnet| {
+        let get = mean_us(iters, || {
+            black_box(g.get_u64(peer, word));
+        });
+        let put = mean_us(iters, || g.put_u64(peer, word, 7));
+        (get, put)
+    };
+    g.barrier();
+    let plain = if g.rank() == 0 { Some(measure(g)) } else { None };
+    g.barrier();
+    // Now with a communication-assisting thread polling on every rank.
+    let mode = uat::fad_poller::default_mode(g.neighbourhood().len());
+    let poller = uat::fad_poller::Poller::start(g, mode, None).expect("a polling thread");
+    g.barrier();
+    let polled = if g.rank() == 0 { Some(measure(g)) } else { None };
+    g.barrier();
+    poller.stop();
+    g.barrier();
+    // Everyone else waits in a barrier, which polls: in `am` mode that is
+    // where rank 1 serves the requests.
+    let fadd = if g.rank() == 0 {
+        let ok = uat::bench_fetch_add(peer, 1).is_some();
+        let us = mean_us(iters, || {
+            black_box(uat::bench_fetch_add(peer, 1));
+        });
+        ok.then_some(us)
+    } else {
+        None
+    };
+    g.barrier();
+    // A request outside the registered words must be refused (AM modes).
+    let refused = if g.rank() == 0 && uat::MODE != uat::Mode::Native {
+        Some(uat::bench_fetch_add_unregistered(peer).is_none())
+    } else {
+        None
+    };
+    if g.rank() != 0 {
+        return true;
+    }
+    let ((get, put), (pget, pput)) = (plain.unwrap(), polled.unwrap());
+    let mut m = header(rt, "micro latency");
+    m.insert(
+        "params".into(),
+        json!({"iters": iters, "peer": peer, "poller": mode.name()}),
+    );
+    m.insert("latency_us".into(), json!({"get": r3(get), "put": r3(put), "get_with_poller": r3(pget), "put_with_poller": r3(pput), "fadd": fadd.map(r3)}));
+    m.insert("unregistered_address_refused".into(), json!(refused));
+    let verified = fadd.is_some() && refused != Some(false);
+    m.insert("verified".into(), json!(verified));
+    if table {
+        eprintln!("8-byte latency rank 0 -> rank {peer} (µs): get {get:.3}, put {put:.3}; with pollers ({}): get {pget:.3}, put {pput:.3}; fetch-and-add ({}): {:.3}", mode.name(), uat::MODE.name(), fadd.unwrap_or(f64::NAN));
+    }
+    println!("{}", Value::Object(m));
+    verified
+}
+
+/// ~100 ns of arithmetic.
+#[inline(never)]
+fn work_unit(x: u64) -> u64 {
+    (0..40u64).fold(x, |a, i| black_box(a.wrapping_mul(6364136223846793005).wrapping_add(i)))
+}
+
+fn fad_main(rt: &uat::Runtime, per_rank: u64, work: u64, table: bool) -> bool {
+    let g = rt.gasnet();
+    let n = g.size();
+    if n < 2 {
+        if g.rank() == 0 {
+            eprintln!("error: micro fad needs at least 2 ranks (1 victim, N-1 hammering)");
+        }
+        return false;
+    }
+    // The victim computes alone first, then while being hammered. Everything
+    // runs inside Runtime::run so that the victim's poll points are the
+    // runtime's; the hammering ranks stay out of the scheduler (their root
+    // closures run on rank 0 only, and nobody spawns).
+    let victim_work = move || {
+        let t = Instant::now();
+        let mut x = 0u64;
+        for i in 0..work {
+            x = x.wrapping_add(work_unit(i));
+            uat::poll_point();
+        }
+        black_box(x);
+        t.elapsed().as_secs_f64()
+    };
+    g.barrier();
+    let alone = if g.rank() == 0 { Some(victim_work()) } else { None };
+    g.barrier();
+    // Hammer: every rank > 0 issues per_rank fetch-and-adds; rank 0 computes.
+    let mut lat = 0.0;
+    let mut busy = 0.0;
+    let mut refused = false;
+    g.barrier();
+    if g.rank() == 0 {
+        busy = victim_work();
+    } else {
+        let t = Instant::now();
+        for _ in 0..per_rank {
+            refused |= uat::bench_fetch_add(0, 1).is_none();
+        }
+        lat = t.elapsed().as_secs_f64() * 1e6 / per_rank as f64;
+    }
+    g.barrier();
+    let total = uat::bench_fetch_add(0, 0);
+    let lat_sum = rt.sum_over_ranks((lat * 1000.0) as u64);
+    let refused_any = rt.sum_over_ranks(refused as u64) > 0;
+    if g.rank() != 0 {
+        return true;
+    }
+    let want = per_rank * (n as u64 - 1);
+    let verified = total == Some(want) && !refused_any;
+    let alone = alone.unwrap();
+    let mut m = header(rt, "micro fad");
+    m.insert(
+        "params".into(),
+        json!({"per_rank": per_rank, "work": work, "hammering_ranks": n - 1}),
+    );
+    m.insert("counter".into(), json!(total));
+    m.insert("expected".into(), json!(want));
+    m.insert("verified".into(), json!(verified));
+    let mean_lat = lat_sum as f64 / 1000.0 / (n - 1) as f64;
+    m.insert("fadd_latency_us".into(), json!(r3(mean_lat)));
+    m.insert(
+        "fadd_per_s".into(),
+        json!((want as f64 / (mean_lat * 1e-6 * per_rank as f64)).round()),
+    );
+    m.insert(
+        "victim_busy_s".into(),
+        json!({"alone": r3(alone), "hammered": r3(busy), "slowdown": r3(busy / alone)}),
+    );
+    if table {
+        eprintln!("{} hammering ranks x {per_rank} fetch-and-adds on rank 0 ({}): {mean_lat:.3} µs each; victim {alone:.3} s alone, {busy:.3} s hammered ({:.2}x); counter {total:?} (expected {want})", n - 1, uat::MODE.name(), busy / alone);
+    }
+    println!("{}", Value::Object(m));
+    verified
+}
+
+fn btc(depth: u32) -> u64 {
+    if depth == 0 {
+        return 1;
+    }
+    let a = uat::spawn(move || btc(depth - 1));
+    let b = uat::spawn(move || btc(depth - 1));
+    1 + a.join() + b.join()
+}
+
+fn steal_main(rt: &uat::Runtime, depth: u32, reps: u32, table: bool) -> bool {
+    let g = rt.gasnet();
+    let mut total = uat::Stats::default();
+    let mut verified = true;
+    for _ in 0..reps {
+        if let Some(tasks) = rt.run(move || btc(depth)) {
+            verified &= tasks == (1u64 << (depth + 1)) - 1;
+        }
+        total.accumulate(&rt.stats());
+    }
+    if g.rank() != 0 {
+        return true;
+    }
+    let steals = total.steals_succeeded.max(1) as f64;
+    let ns = |c: u64| r3(c as f64 / uat::tsc_hz() * 1e9 / steals);
+    let phases = [
+        ("empty_check", total.steal_empty_check_cycles),
+        ("lock", total.steal_lock_cycles),
+        ("claim", total.steal_claim_cycles),
+        ("transfer", total.steal_transfer_cycles),
+        ("unlock", total.steal_unlock_cycles),
+    ];
+    let per_steal: serde_json::Map<String, Value> =
+        phases.iter().map(|(k, c)| (k.to_string(), json!(ns(*c)))).collect();
+    let sum: f64 = phases.iter().map(|(_, c)| ns(*c)).sum();
+    let per = |c: u64, n: u64| r3(c as f64 / uat::tsc_hz() * 1e9 / n.max(1) as f64);
+    let mut m = header(rt, "micro steal");
+    m.insert(
+        "params".into(),
+        json!({"depth": depth, "reps": reps, "empty_check": rt.config().empty_check}),
+    );
+    m.insert("steals".into(), json!(total.steals_succeeded));
+    m.insert("attempts".into(), json!(total.steals_attempted));
+    m.insert(
+        "frame_bytes_avg".into(),
+        json!((total.frame_bytes_stolen as f64 / steals).round()),
+    );
+    m.insert("phase_ns".into(), Value::Object(per_steal));
+    m.insert("steal_ns".into(), json!(r3(sum)));
+    m.insert("suspend_ns".into(), json!(per(total.suspend_cycles, total.suspensions)));
+    m.insert("resume_ns".into(), json!(per(total.resume_cycles, total.resumes)));
+    let verified = verified && total.steals_succeeded > 0;
+    m.insert("verified".into(), json!(verified));
+    if table {
+        eprintln!("{} steals, {:.0} B of frames each; per steal (ns): {}; total {sum:.0} ns; suspend {:.0} ns, resume {:.0} ns", total.steals_succeeded, total.frame_bytes_stolen as f64 / steals, phases.iter().map(|(k, c)| format!("{k} {:.0}", ns(*c))).collect::<Vec<_>>().join(", "), per(total.suspend_cycles, total.suspensions), per(total.resume_cycles, total.resumes));
+    }
+    println!("{}", Value::Object(m));
+    verified
+}
+
+fn spawn_main(rt: &uat::Runtime, iters: u64, reps: u32, table: bool) -> bool {
+    let gasnet = rt.gasnet();
 
     // rayon::join in a one-thread pool: nothing is stolen there either.
     let pool = rayon::ThreadPoolBuilder::new()
@@ -120,6 +386,7 @@ fn main() {
         }
     }
     let stats = rt.stats();
+    let o_table = table;
     if gasnet.rank() == 0 {
         let r = |x: f64| (x * 100.0).round() / 100.0;
         let ghz = uat::tsc_hz() / 1e9;
@@ -140,7 +407,7 @@ fn main() {
             "verified": best.verified,
             "stats": uat::bench::stats_json(&stats),
         });
-        if o.table {
+        if o_table {
             eprintln!("{:<34} {:>10} {:>10}", "operation (best of reps)", "ns", "cycles");
             for (name, ns) in [
                 ("plain call", best.plain),
@@ -153,6 +420,5 @@ fn main() {
         }
         println!("{line}");
     }
-    gasnet.barrier();
-    gasnet.exit(if best.verified { 0 } else { 1 });
+    best.verified
 }

@@ -9,6 +9,8 @@
 #           K launches each (default 5)
 #   part 2, benchmarks: T1, T3, T5, nqueens 13, btc --depth 20 at 1-4 ranks,
 #           every conduit x every fad mode x empty check on/off, once each
+#   part 2b, micro fad (2, 4 ranks), latency and steal (2 ranks), every
+#           conduit x mode
 #   part 3, stress: uts T3 on 2 ranks, N launches (default 20) per conduit x
 #           mode, each with its own victim-choice seed (UAT_SEED)
 #   the ibv variant is built and linked.
@@ -95,6 +97,18 @@ for c in "${conduits[@]}"; do
         done
       done
     done
+  done
+done
+
+# Part 2b: the fetch-and-add service and the micro-benchmarks, every
+# conduit and mode, 2 and 4 ranks.
+for c in "${conduits[@]}"; do
+  for m in "${modes[@]}"; do
+    for n in 2 4; do
+      run_config "$c $m n=$n: micro fad" 1 0 -- --conduit "$c" --fad "$m" -n "$n" -- micro fad --per-rank 2000 --work 200000
+    done
+    run_config "$c $m n=2: micro latency" 1 0 -- --conduit "$c" --fad "$m" -n 2 -- micro latency --iters 2000
+    run_config "$c $m n=2: micro steal" 1 0 -- --conduit "$c" --fad "$m" -n 2 -- micro steal --depth 12 --reps 5
   done
 done
 

@@ -135,8 +135,21 @@ pub fn stats_json(s: &Stats) -> Value {
         "max_stack_bytes": s.max_stack_bytes,
         "suspensions": s.suspensions,
         "resumes": s.resumes,
-        "msg_handling_s": round(s.msg_handling_cycles as f64 / crate::tsc_hz(), 6),
+        "msg_handling_s": secs(s.msg_handling_cycles),
+        "steal_phase_s": {
+            "empty_check": secs(s.steal_empty_check_cycles),
+            "lock": secs(s.steal_lock_cycles),
+            "claim": secs(s.steal_claim_cycles),
+            "transfer": secs(s.steal_transfer_cycles),
+            "unlock": secs(s.steal_unlock_cycles),
+        },
+        "suspend_s": secs(s.suspend_cycles),
+        "resume_s": secs(s.resume_cycles),
     })
+}
+
+fn secs(cycles: u64) -> f64 {
+    round(cycles as f64 / crate::tsc_hz(), 9)
 }
 
 fn round(x: f64, digits: i32) -> f64 {

@@ -64,6 +64,15 @@ pub mod service;
 
 pub use lock::DequeLock;
 
+/// TSC cycles this process has spent in fetch-and-add request handlers
+/// (0 in `native` mode, where GASNet serves the atomics itself).
+pub fn handler_cycles() -> u64 {
+    #[cfg(not(feature = "fad-native"))]
+    return service::handled().1;
+    #[cfg(feature = "fad-native")]
+    0
+}
+
 /// How often (in spawns) the worker polls for Active Messages at spawn, by
 /// default: every spawn in `am` mode (the paper's AM-based design); never in
 /// `rdma-emulated` mode (the communication-assisting thread polls); in

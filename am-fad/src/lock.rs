@@ -36,9 +36,11 @@ impl DequeLock {
     }
 
     /// Collective, after the segment is attached: initialises this rank's lock
-    /// word (free). `word` is its address in this rank's segment, `local` the
-    /// same word in this process's mapping.
-    pub fn init_own(&self, word: usize, local: *const u64) {
+    /// word (free) and the `spare` words after it (0), which remote
+    /// fetch-and-adds may also target (micro-benchmarks). `word` is the lock's
+    /// address in this rank's segment, `local` the same word in this
+    /// process's mapping.
+    pub fn init_own(&self, word: usize, local: *const u64, spare: usize) {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
@@ -46,13 +48,18 @@ impl DequeLock {
                 self.gasnet
                     .atomic_domain(Ops::FETCH_ADD | Ops::COMPARE_SWAP | Ops::SET | Ops::GET)
             });
-            ad.set(self.gasnet.rank(), word, 0);
+            for i in 0..=spare {
+                ad.set(self.gasnet.rank(), word + 8 * i, 0);
+            }
         }
         #[cfg(not(feature = "fad-native"))]
         {
-            // SAFETY: `local` is this rank's lock word (caller's contract).
-            unsafe { atomic(local).store(0, std::sync::atomic::Ordering::Release) };
-            service::allow(word, word + 8, local as usize);
+            for i in 0..=spare {
+                // SAFETY: `local` and the spare words after it are this
+                // rank's registered words (caller's contract).
+                unsafe { atomic(local.add(i)).store(0, std::sync::atomic::Ordering::Release) };
+            }
+            service::allow(word, word + 8 * (spare + 1), local as usize);
         }
     }
 
@@ -62,19 +69,25 @@ impl DequeLock {
         self.ad.get().expect("DequeLock::init_own runs before the lock is used")
     }
 
+    /// Remote fetch-and-add in this build's mode on `rank`'s segment word
+    /// `word`, which must be one of the registered words (see `init_own`).
+    /// Returns the old value, or None when the target refused the address
+    /// (AM modes; the atomic domain of `native` mode has no registration).
+    pub fn fetch_add(&self, rank: u32, word: usize, value: u64) -> Option<u64> {
+        #[cfg(feature = "fad-native")]
+        return Some(self.ad().fetch_add(rank, word, value));
+        #[cfg(not(feature = "fad-native"))]
+        service::fetch_add(self.gasnet, rank, word, value)
+    }
+
     /// A thief tries to take `rank`'s lock (`word`: its segment address).
     /// Returns whether it got it. Polls while it waits for the answer.
     pub fn try_lock(&self, rank: u32, word: usize) -> bool {
-        #[cfg(feature = "fad-native")]
-        {
-            self.ad().fetch_add(rank, word, 1) == 0
-        }
-        #[cfg(not(feature = "fad-native"))]
-        {
-            match service::fetch_add(self.gasnet, rank, word, 1) {
-                Some(old) => old == 0,
-                None => self.gasnet.fail(format_args!("rank {rank} refused a fetch-and-add on its deque lock {word:#x}: the ranks disagree about the arena layout")),
-            }
+        match self.fetch_add(rank, word, 1) {
+            Some(old) => old == 0,
+            None => self.gasnet.fail(format_args!(
+                "rank {rank} refused a fetch-and-add on its deque lock {word:#x}: the ranks disagree about the arena layout"
+            )),
         }
     }
 

@@ -58,6 +58,9 @@ pub struct Layout {
 
 // Words of the control page (offsets from ARENA_BASE), each on its own line.
 pub const LOCK_WORD: usize = 0;
+/// A word next to the lock that remote fetch-and-adds may target too
+/// (registered with it; used by the micro-benchmarks).
+pub const FAD_BENCH_WORD: usize = 8;
 pub const HEAD_WORD: usize = 64;
 pub const TAIL_WORD: usize = 128;
 /// Set (to the run's number) on every rank when the root task has completed.
@@ -65,7 +68,11 @@ pub const FINISHED_WORD: usize = 192;
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub const DEQUE_OFFSET: usize = PAGE;
 /// Bytes of one rank's stats slot.
-pub const STATS_SLOT: usize = 128;
+pub const STATS_SLOT: usize = 256;
+const _: () = assert!(
+    std::mem::size_of::<crate::stats::Stats>() <= STATS_SLOT,
+    "a rank's stats must fit its slot"
+);
 
 impl Layout {
     pub fn new(c: &Config, ranks: u32) -> Layout {

@@ -72,7 +72,7 @@ impl Deque {
     pub fn init(&self, lock: &DequeLock) {
         self.head().store(0, Ordering::Relaxed);
         self.tail().store(0, Ordering::Relaxed);
-        lock.init_own(self.lock_segment_word, self.lock_word as *const u64);
+        lock.init_own(self.lock_segment_word, self.lock_word as *const u64, 1);
     }
 
     /// Pushes the newest entry. Returns false when the deque is full.

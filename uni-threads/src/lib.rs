@@ -32,6 +32,7 @@
 //! A panic in a task ends the whole job: the message is printed with the
 //! rank and every rank exits non-zero.
 
+pub use am_fad::poller as fad_poller;
 pub use am_fad::{Mode, MODE};
 
 mod arena;
@@ -51,7 +52,7 @@ mod steal;
 mod tsc;
 mod worker;
 
-pub use arena::ARENA_BASE;
+pub use arena::{ARENA_BASE, FAD_BENCH_WORD};
 pub use config::{Config, ConfigError};
 pub use par::{join, reduce};
 pub use runtime::{Runtime, StartError};
@@ -60,6 +61,30 @@ pub use stats::Stats;
 pub use tsc::hz as tsc_hz;
 pub use tsc::now as tsc_now;
 pub use worker::is_running;
+
+/// What `spawn` does to serve remote requests (in `am` mode: poll every
+/// `poll_interval` calls). Call it in long loops that spawn nothing, so that
+/// thieves are not kept waiting.
+#[inline]
+pub fn poll_point() {
+    worker::worker().poll_at_spawn()
+}
+
+/// Remote fetch-and-add, in this build's mode, on `rank`'s
+/// [`FAD_BENCH_WORD`] (for micro-benchmarks). None: the target refused it.
+pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
+    let w = worker::worker();
+    w.lock
+        .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + FAD_BENCH_WORD), value)
+}
+
+/// A fetch-and-add on `rank`'s deque *head* word, which is not registered
+/// for atomics: the AM modes must refuse it (tests the handler's check).
+pub fn bench_fetch_add_unregistered(rank: u32) -> Option<u64> {
+    let w = worker::worker();
+    w.lock
+        .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + arena::HEAD_WORD), 0)
+}
 
 /// The rank this task is running on right now. It may change after any
 /// `spawn` or `join` (the thread may be stolen): never keep it across them.

@@ -88,6 +88,7 @@ impl Runtime {
             counters: Counters::default(),
             victims: crate::steal::VictimRng::new(seed, rank),
             run_id: 0.into(),
+            handler_cycles_at_start: 0.into(),
             poller: start_poller(gasnet, &config)?,
         });
         crate::guard::install(
@@ -121,6 +122,7 @@ impl Runtime {
         let w = worker();
         w.run_id.set(w.run_id.get() + 1);
         w.counters.reset();
+        w.handler_cycles_at_start.set(am_fad::handler_cycles());
         let cell = if w.rank == 0 { w.cells.alloc() } else { None };
         self.gasnet.barrier();
         let root_cell = cell.map_or(0, |c| c.addr);
@@ -142,7 +144,9 @@ impl Runtime {
     pub fn stats(&self) -> Stats {
         let g = self.gasnet;
         let w = worker();
-        let mine = w.counters.snapshot().to_words();
+        let mut mine = w.counters.snapshot();
+        mine.msg_handling_cycles += am_fad::handler_cycles() - w.handler_cycles_at_start.get();
+        let mine = mine.to_words();
         let slot = Layout::addr(w.layout.stats) + w.rank as usize * STATS_SLOT;
         let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_ne_bytes()).collect();
         g.put(0, arena::remote(g, 0, slot), &bytes);
@@ -162,6 +166,25 @@ impl Runtime {
         }
         g.barrier();
         total
+    }
+
+    /// Sums `value` over all ranks (collective); the sum on rank 0, 0 elsewhere.
+    pub fn sum_over_ranks(&self, value: u64) -> u64 {
+        let g = self.gasnet;
+        let w = worker();
+        let slot = |r: u32| Layout::addr(w.layout.stats) + r as usize * STATS_SLOT;
+        g.put_u64(0, arena::remote(g, 0, slot(w.rank)), value);
+        g.barrier();
+        let mut sum = 0;
+        if w.rank == 0 {
+            for r in 0..w.ranks {
+                // SAFETY: rank 0's stats slots, written by puts completed
+                // before the barrier.
+                sum += unsafe { std::ptr::read_volatile(slot(r) as *const u64) };
+            }
+        }
+        g.barrier();
+        sum
     }
 
     pub fn gasnet(&self) -> Gasnet {

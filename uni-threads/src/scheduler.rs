@@ -98,6 +98,7 @@ unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, cell_addr: usize, cell_rank
 }
 
 fn save_waiter(mut waiter: Waiter) {
+    let start = crate::tsc::now();
     let w = worker();
     let len = waiter.top - waiter.ctx;
     let mut rdma = w.rdma.borrow_mut();
@@ -111,6 +112,8 @@ fn save_waiter(mut waiter: Waiter) {
     waiter.buf = buf;
     w.waiters.borrow_mut().push(waiter);
     w.counters.suspensions.set(w.counters.suspensions.get() + 1);
+    let c = &w.counters.suspend_cycles;
+    c.set(c.get() + crate::tsc::now() - start);
 }
 
 fn take_resumable_waiter() -> Option<Waiter> {
@@ -125,6 +128,7 @@ fn take_resumable_waiter() -> Option<Waiter> {
 }
 
 fn resume_waiter(waiter: Waiter) -> ! {
+    let start = crate::tsc::now();
     let w = worker();
     let len = waiter.top - waiter.ctx;
     // SAFETY: the waiter's range lies below every frame in place (checked in
@@ -132,6 +136,8 @@ fn resume_waiter(waiter: Waiter) -> ! {
     unsafe { std::ptr::copy_nonoverlapping(waiter.buf as *const u8, waiter.ctx as *mut u8, len) };
     w.rdma.borrow_mut().free(waiter.buf, len);
     w.counters.resumes.set(w.counters.resumes.get() + 1);
+    let c = &w.counters.resume_cycles;
+    c.set(c.get() + crate::tsc::now() - start);
     // SAFETY: the frames are back at their address.
     unsafe { resume_context(waiter.ctx as *mut u8) }
 }

@@ -16,8 +16,18 @@ pub struct Stats {
     pub max_stack_bytes: u64,
     pub suspensions: u64,
     pub resumes: u64,
-    /// TSC cycles spent polling (handling Active Messages) at spawn.
+    /// TSC cycles spent handling Active Messages (fetch-and-add requests).
     pub msg_handling_cycles: u64,
+    /// TSC cycles per steal phase, summed over successful steals: empty
+    /// check, lock, read head/tail + advance + read the entry, frame
+    /// transfer, unlock; and suspending (copying a joiner's frames out).
+    pub steal_empty_check_cycles: u64,
+    pub steal_lock_cycles: u64,
+    pub steal_claim_cycles: u64,
+    pub steal_transfer_cycles: u64,
+    pub steal_unlock_cycles: u64,
+    pub suspend_cycles: u64,
+    pub resume_cycles: u64,
 }
 
 impl Stats {
@@ -45,6 +55,13 @@ impl Stats {
         self.suspensions += other.suspensions;
         self.resumes += other.resumes;
         self.msg_handling_cycles += other.msg_handling_cycles;
+        self.steal_empty_check_cycles += other.steal_empty_check_cycles;
+        self.steal_lock_cycles += other.steal_lock_cycles;
+        self.steal_claim_cycles += other.steal_claim_cycles;
+        self.steal_transfer_cycles += other.steal_transfer_cycles;
+        self.steal_unlock_cycles += other.steal_unlock_cycles;
+        self.suspend_cycles += other.suspend_cycles;
+        self.resume_cycles += other.resume_cycles;
     }
 }
 
@@ -61,6 +78,9 @@ pub struct Counters {
     pub suspensions: Cell<u64>,
     pub resumes: Cell<u64>,
     pub msg_handling_cycles: Cell<u64>,
+    pub steal_phases: [Cell<u64>; 5],
+    pub suspend_cycles: Cell<u64>,
+    pub resume_cycles: Cell<u64>,
 }
 
 impl Counters {
@@ -76,6 +96,13 @@ impl Counters {
             suspensions: self.suspensions.get(),
             resumes: self.resumes.get(),
             msg_handling_cycles: self.msg_handling_cycles.get(),
+            steal_empty_check_cycles: self.steal_phases[0].get(),
+            steal_lock_cycles: self.steal_phases[1].get(),
+            steal_claim_cycles: self.steal_phases[2].get(),
+            steal_transfer_cycles: self.steal_phases[3].get(),
+            steal_unlock_cycles: self.steal_phases[4].get(),
+            suspend_cycles: self.suspend_cycles.get(),
+            resume_cycles: self.resume_cycles.get(),
         }
     }
 
@@ -86,7 +113,12 @@ impl Counters {
             &self.suspensions,
             &self.resumes,
             &self.msg_handling_cycles,
+            &self.suspend_cycles,
+            &self.resume_cycles,
         ] {
+            c.set(0);
+        }
+        for c in &self.steal_phases {
             c.set(0);
         }
     }

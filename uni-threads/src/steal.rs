@@ -11,6 +11,7 @@ use std::sync::atomic::{fence, Ordering};
 
 use crate::arena::{remote, DEQUE_OFFSET, HEAD_WORD, LOCK_WORD, TAIL_WORD};
 use crate::deque::Entry;
+use crate::tsc;
 use crate::worker::worker_in_task;
 
 /// Victim choice: xorshift64* per rank, seeded from the rank and the run's
@@ -68,7 +69,8 @@ pub fn try_steal() -> Option<Entry> {
     let c = &w.counters;
     c.steals_attempted.set(c.steals_attempted.get() + 1);
     let at = |offset: usize| remote(g, victim, crate::ARENA_BASE + offset);
-
+    // Phase timestamps (TSC), kept only for successful steals.
+    let t0 = tsc::now();
     if w.config.empty_check {
         let (h, t) = head_and_tail(victim);
         if h >= t {
@@ -76,11 +78,13 @@ pub fn try_steal() -> Option<Entry> {
             return None;
         }
     }
+    let t1 = tsc::now();
     let lock = at(LOCK_WORD);
     if !w.lock.try_lock(victim, lock) {
         c.lock_failures.set(c.lock_failures.get() + 1);
         return None;
     }
+    let t2 = tsc::now();
     let (h, t) = head_and_tail(victim);
     if h >= t {
         w.lock.unlock(victim, lock);
@@ -114,13 +118,19 @@ pub fn try_steal() -> Option<Entry> {
             "stole a malformed entry {entry:?} from rank {victim}: ranks disagree about the arena layout"
         ));
     }
+    let t3 = tsc::now();
     // The frames go straight to their address in our (empty) stack region.
     // The victim cannot reuse them before we unlock: its pop of this entry
     // would need the lock.
     // SAFETY: [ctx, top) lies in our stack region, which is empty (we are
     // in the scheduler, on its own stack), so nothing else uses it.
     unsafe { g.get_raw(entry.ctx as *mut u8, victim, remote(g, victim, entry.ctx as usize), len) };
+    let t4 = tsc::now();
     w.lock.unlock(victim, lock);
+    let t5 = tsc::now();
+    for (phase, cycles) in c.steal_phases.iter().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]) {
+        phase.set(phase.get() + cycles);
+    }
     c.steals_succeeded.set(c.steals_succeeded.get() + 1);
     c.frame_bytes_stolen.set(c.frame_bytes_stolen.get() + len as u64);
     Some(entry)

@@ -61,6 +61,8 @@ pub struct Worker {
     pub poll_countdown: Cell<u32>,
     pub counters: Counters,
     pub victims: crate::steal::VictimRng,
+    /// am_fad::handler_cycles() when the current run started.
+    pub handler_cycles_at_start: Cell<u64>,
     /// The run number the FINISHED word must reach for this run to be over.
     pub run_id: Cell<u64>,
     /// The communication-assisting thread (`rdma-emulated` mode).
