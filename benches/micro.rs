@@ -126,7 +126,7 @@ fn main() {
         What::Steal { depth, reps } => steal_main(&rt, depth, reps, o.table),
     };
     gasnet.barrier();
-    gasnet.exit(if ok { 0 } else { 1 });
+    rt.exit(if ok { 0 } else { 1 });
 }
 
 fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
@@ -135,6 +135,8 @@ fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
     m.insert("conduit".into(), json!(uat::CONDUIT.name()));
     m.insert("fad".into(), json!(uat::MODE.name()));
     m.insert("ranks".into(), json!(rt.gasnet().size()));
+    m.insert("fad_path".into(), json!(rt.fad_path()));
+    m.insert("oversubscribed".into(), json!(rt.oversubscribed()));
     m
 }
 
@@ -396,6 +398,8 @@ fn spawn_main(rt: &uat::Runtime, iters: u64, reps: u32, table: bool) -> bool {
             "conduit": uat::CONDUIT.name(),
             "fad": uat::MODE.name(),
             "ranks": gasnet.size(),
+            "fad_path": rt.fad_path(),
+            "oversubscribed": rt.oversubscribed(),
             "params": {"iters": iters, "reps": reps, "poll_interval": rt.config().poll_interval},
             "plain_call": pair(best.plain),
             "spawn_join": pair(best.spawn_join),

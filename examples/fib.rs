@@ -37,5 +37,5 @@ fn main() {
         );
     }
     gasnet.barrier();
-    gasnet.exit(0);
+    rt.exit(0);
 }

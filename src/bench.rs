@@ -95,6 +95,8 @@ impl Harness {
             line.insert("bench".into(), json!(bench));
             line.insert("conduit".into(), json!(crate::CONDUIT.name()));
             line.insert("fad".into(), json!(crate::MODE.name()));
+            line.insert("fad_path".into(), json!(self.runtime.fad_path()));
+            line.insert("oversubscribed".into(), json!(self.runtime.oversubscribed()));
             line.insert("ranks".into(), json!(g.size()));
             line.insert("seq".into(), json!(self.common.seq));
             line.insert("empty_check".into(), json!(self.common.empty_check == OnOff::On));
@@ -115,11 +117,11 @@ impl Harness {
             println!("{}", Value::Object(line));
         }
         // Rank 0 knows the verdict; it ends the job for everyone.
-        if g.rank() == 0 {
-            g.exit(if wrong { 1 } else { 0 });
+        if g.rank() == 0 && wrong {
+            self.runtime.exit(1);
         }
         g.barrier();
-        g.exit(0)
+        self.runtime.exit(0)
     }
 }
 

@@ -2,12 +2,18 @@
 //! process, polling GASNet continuously so that remote fetch-and-add
 //! requests are served without interrupting the worker (IPSJ 2016 §6.2).
 //!
-//! The trade-off: it needs a core of its own. With more spinning threads than
-//! cores (2 workers + 2 pollers on 2 cores measured ~8 ms per fetch-and-add
-//! here) the pollers starve the workers and each other; `yield` mode
-//! (`sched_yield` after every empty poll) keeps the latency near 1.5 µs
-//! there at the cost of some latency on an idle machine. The default is
-//! `spin` when the host has at least two cores per rank, `yield` otherwise.
+//! The trade-off: it needs a core of its own. Measured with `micro fad` on a
+//! 16-core Xeon (docs/results/2026-11-22-xeon16-scaling): with 1, 7 and 15
+//! ranks hammering one victim, the victim ran at 0.96–1.00× its unloaded
+//! speed (the AM mode: 1.19×, 1.59×, 1.76×), while a request took 1.9, 4.0
+//! and 10.9 µs (the AM mode: 1.1, 3.0, 6.1 µs; native atomics 0.02–0.6 µs).
+//! With more spinning threads than cores (2 workers + 2 pollers on 2 cores
+//! measured ~8 ms per fetch-and-add) the pollers starve the workers and each
+//! other; `yield` mode (`sched_yield` after every empty poll) keeps the
+//! latency near 1.5 µs there, at some cost on an idle machine. The default
+//! is `spin` when the host has at least two cores per rank, `yield`
+//! otherwise; the runtime labels runs with more spinning threads than cores
+//! as oversubscribed.
 //!
 //! Blocking GASNet calls of the worker (RMA, barriers) also poll internally:
 //! while the worker waits in one, it serves messages too.

@@ -89,7 +89,7 @@ impl Runtime {
             victims: crate::steal::VictimRng::new(seed, rank),
             run_id: 0.into(),
             handler_cycles_at_start: 0.into(),
-            poller: start_poller(gasnet, &config)?,
+            poller: start_poller(gasnet, &config)?.into(),
         });
         crate::guard::install(
             gasnet,
@@ -185,6 +185,38 @@ impl Runtime {
         }
         g.barrier();
         sum
+    }
+
+    /// How this build's remote fetch-and-adds travel on this job:
+    /// `shared-memory` (native atomics in the PSHM neighbourhood: truly
+    /// one-sided) or `active-messages` (the AM modes always; `native` when
+    /// GASNet carries its atomic domain by AMs, i.e. ranks on other hosts or
+    /// no shared supernode).
+    pub fn fad_path(&self) -> &'static str {
+        if am_fad::MODE == am_fad::Mode::Native && self.gasnet.neighbourhood().len() == self.gasnet.size() as usize {
+            "shared-memory"
+        } else {
+            "active-messages"
+        }
+    }
+
+    /// Whether this host runs more spinning threads (workers, plus pollers in
+    /// `rdma-emulated` mode) than it has cores: timings are then not
+    /// representative, and reports label them.
+    pub fn oversubscribed(&self) -> bool {
+        let per_rank = if worker().poller.borrow().is_some() { 2 } else { 1 };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.gasnet.neighbourhood().len() * per_rank > cores
+    }
+
+    /// Stops the communication-assisting thread (if any) and ends the job
+    /// with `code` on every rank (`gasnet_exit`). Call it after a final
+    /// barrier, once no rank needs this one's service any more.
+    pub fn exit(&self, code: i32) -> ! {
+        if let Some(poller) = worker().poller.borrow_mut().take() {
+            poller.stop();
+        }
+        self.gasnet.exit(code)
     }
 
     pub fn gasnet(&self) -> Gasnet {
@@ -339,10 +371,14 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
         GUARD_SIZE >> 10,
         c.poll_interval,
         if c.empty_check { "on" } else { "off" },
-        worker().poller.as_ref().map_or("none".to_string(), |p| format!(
-            "{}{}",
-            p.mode.name(),
-            p.core.map_or(String::new(), |c| format!("@core{c}"))
-        )),
+        worker()
+            .poller
+            .borrow()
+            .as_ref()
+            .map_or("none".to_string(), |p| format!(
+                "{}{}",
+                p.mode.name(),
+                p.core.map_or(String::new(), |c| format!("@core{c}"))
+            )),
     )
 }

@@ -66,7 +66,7 @@ pub struct Worker {
     /// The run number the FINISHED word must reach for this run to be over.
     pub run_id: Cell<u64>,
     /// The communication-assisting thread (`rdma-emulated` mode).
-    pub poller: Option<am_fad::poller::Poller>,
+    pub poller: RefCell<Option<am_fad::poller::Poller>>,
 }
 
 struct Slot {
