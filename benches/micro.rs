@@ -56,12 +56,15 @@ enum What {
         #[arg(long, default_value_t = 2_000_000)]
         work: u64,
     },
-    /// Steal phase times, averaged over the steals of `btc --depth D` runs.
+    /// Steal phase times, averaged over the steals of `btc --depth D` runs,
+    /// repeated until at least --min-steals steals (or --max-reps runs).
     Steal {
         #[arg(long, default_value_t = 16)]
         depth: u32,
-        #[arg(long, default_value_t = 20)]
-        reps: u32,
+        #[arg(long, default_value_t = 200)]
+        min_steals: u64,
+        #[arg(long, default_value_t = 1000)]
+        max_reps: u32,
     },
 }
 
@@ -123,7 +126,11 @@ fn main() {
         What::Spawn { iters, reps } => spawn_main(&rt, iters, reps, o.table),
         What::Latency { iters } => latency_main(&rt, iters, o.table),
         What::Fad { per_rank, work } => fad_main(&rt, per_rank, work, o.table),
-        What::Steal { depth, reps } => steal_main(&rt, depth, reps, o.table),
+        What::Steal {
+            depth,
+            min_steals,
+            max_reps,
+        } => steal_main(&rt, depth, min_steals, max_reps, o.table),
     };
     gasnet.barrier();
     rt.exit(if ok { 0 } else { 1 });
@@ -144,27 +151,15 @@ fn r3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 
-/// Mean µs per call of `f` over `iters` calls (after a short warm-up).
-fn mean_us(iters: u32, mut f: impl FnMut()) -> f64 {
-    for _ in 0..iters / 10 {
-        f();
-    }
-    let t = Instant::now();
-    for _ in 0..iters {
-        f();
-    }
-    t.elapsed().as_secs_f64() * 1e6 / iters as f64
-}
-
 fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     let g = rt.gasnet();
     let peer = if g.size() > 1 { 1 } else { 0 };
     let word = g.segment(peer).base + 4096 * 3; // inside the peer's deque entries: idle now
     let measure = |g: uat::gasnet::Gasnet| {
-        let get = mean_us(iters, || {
+        let get = uat::bench::mean_us(iters, || {
             black_box(g.get_u64(peer, word));
         });
-        let put = mean_us(iters, || g.put_u64(peer, word, 7));
+        let put = uat::bench::mean_us(iters, || g.put_u64(peer, word, 7));
         (get, put)
     };
     g.barrier();
@@ -182,7 +177,7 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     // where rank 1 serves the requests.
     let fadd = if g.rank() == 0 {
         let ok = uat::bench_fetch_add(peer, 1).is_some();
-        let us = mean_us(iters, || {
+        let us = uat::bench::mean_us(iters, || {
             black_box(uat::bench_fetch_add(peer, 1));
         });
         ok.then_some(us)
@@ -306,15 +301,22 @@ fn btc(depth: u32) -> u64 {
     1 + a.join() + b.join()
 }
 
-fn steal_main(rt: &uat::Runtime, depth: u32, reps: u32, table: bool) -> bool {
+fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, table: bool) -> bool {
     let g = rt.gasnet();
     let mut total = uat::Stats::default();
     let mut verified = true;
-    for _ in 0..reps {
+    let mut reps = 0;
+    // Short runs may see no steal at all when ranks share cores: repeat
+    // until rank 0 has counted enough (every rank runs as often).
+    while reps < max_reps {
         if let Some(tasks) = rt.run(move || btc(depth)) {
             verified &= tasks == (1u64 << (depth + 1)) - 1;
         }
         total.accumulate(&rt.stats());
+        reps += 1;
+        if rt.broadcast(total.steals_succeeded) >= min_steals {
+            break;
+        }
     }
     if g.rank() != 0 {
         return true;
@@ -335,7 +337,7 @@ fn steal_main(rt: &uat::Runtime, depth: u32, reps: u32, table: bool) -> bool {
     let mut m = header(rt, "micro steal");
     m.insert(
         "params".into(),
-        json!({"depth": depth, "reps": reps, "empty_check": rt.config().empty_check}),
+        json!({"depth": depth, "reps": reps, "min_steals": min_steals, "empty_check": rt.config().empty_check}),
     );
     m.insert("steals".into(), json!(total.steals_succeeded));
     m.insert("attempts".into(), json!(total.steals_attempted));

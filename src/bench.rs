@@ -125,6 +125,19 @@ impl Harness {
     }
 }
 
+/// Mean µs per call of `f` over `iters` calls (after a warm-up of a tenth
+/// as many): the latency loop of `gasnet-check` and `micro latency`.
+pub fn mean_us(iters: u32, mut f: impl FnMut()) -> f64 {
+    for _ in 0..iters / 10 {
+        f();
+    }
+    let start = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    start.elapsed().as_secs_f64() * 1e6 / iters.max(1) as f64
+}
+
 /// The stats object of the JSON line.
 pub fn stats_json(s: &Stats) -> Value {
     json!({

@@ -53,7 +53,11 @@ fn latency_is_measured_and_unregistered_words_are_refused() {
 
 #[test]
 fn steals_report_their_phases() {
-    let out = run_job(&["-n", "2"], &micro(), &["steal", "--depth", "12", "--reps", "5"]);
+    let out = run_job(
+        &["-n", "2"],
+        &micro(),
+        &["steal", "--depth", "14", "--min-steals", "20", "--max-reps", "500"],
+    );
     assert_eq!(out.code, Some(0), "{}", out.describe());
     let json = out.json();
     assert_eq!(json["verified"], true, "{}", out.describe());

@@ -254,16 +254,7 @@ fn main() {
 fn measure_latency(g: Gasnet, ad: &AtomicDomain, iters: u32) -> serde_json::Value {
     let peer = if g.size() > 1 { 1 } else { 0 };
     let word = g.segment(peer).base + LATENCY_WORD;
-    let time = |f: &mut dyn FnMut()| {
-        for _ in 0..iters / 10 {
-            f();
-        }
-        let start = Instant::now();
-        for _ in 0..iters {
-            f();
-        }
-        start.elapsed().as_secs_f64() * 1e6 / iters as f64
-    };
+    let time = |f: &mut dyn FnMut()| uat::bench::mean_us(iters, f);
     let get = time(&mut || {
         std::hint::black_box(g.get_u64(peer, word + 8));
     });

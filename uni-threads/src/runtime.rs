@@ -168,6 +168,22 @@ impl Runtime {
         total
     }
 
+    /// Rank 0's `value`, on every rank (collective).
+    pub fn broadcast(&self, value: u64) -> u64 {
+        let g = self.gasnet;
+        let w = worker();
+        let slot = Layout::addr(w.layout.stats);
+        if w.rank == 0 {
+            // SAFETY: rank 0's first stats slot, read by the others only
+            // after the barrier.
+            unsafe { std::ptr::write_volatile(slot as *mut u64, value) };
+        }
+        g.barrier();
+        let v = g.get_u64(0, arena::remote(g, 0, slot));
+        g.barrier();
+        v
+    }
+
     /// Sums `value` over all ranks (collective); the sum on rank 0, 0 elsewhere.
     pub fn sum_over_ranks(&self, value: u64) -> u64 {
         let g = self.gasnet;

@@ -119,12 +119,16 @@ pub fn try_steal() -> Option<Entry> {
         ));
     }
     let t3 = tsc::now();
-    // The frames go straight to their address in our (empty) stack region.
-    // The victim cannot reuse them before we unlock: its pop of this entry
-    // would need the lock.
-    // SAFETY: [ctx, top) lies in our stack region, which is empty (we are
-    // in the scheduler, on its own stack), so nothing else uses it.
-    unsafe { g.get_raw(entry.ctx as *mut u8, victim, remote(g, victim, entry.ctx as usize), len) };
+    // The frames go straight to their address in our (empty) stack region,
+    // through our segment's own mapping of it (the same pages as the arena
+    // alias; on ibv, memory GASNet has registered, so no bounce buffer). The
+    // victim cannot reuse them before we unlock: its pop of this entry would
+    // need the lock.
+    let dst = remote(g, me, entry.ctx as usize);
+    // SAFETY: dst is our own segment's mapping of [ctx, top), which lies in
+    // our stack region; the region is empty (we are in the scheduler, on its
+    // own stack), so nothing else uses that memory.
+    unsafe { g.get_raw(dst as *mut u8, victim, remote(g, victim, entry.ctx as usize), len) };
     let t4 = tsc::now();
     w.lock.unlock(victim, lock);
     let t5 = tsc::now();
