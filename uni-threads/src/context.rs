@@ -23,9 +23,6 @@
 
 use std::arch::naked_asm;
 
-/// Bytes of a context record (see the module docs).
-pub const CONTEXT_SIZE: usize = 64;
-
 /// A function run by [`save_context_and_call`]: `f(ctx, a, b)`.
 pub type ContextFn = unsafe extern "C-unwind" fn(ctx: *mut u8, a: usize, b: usize);
 
@@ -118,12 +115,15 @@ pub unsafe extern "C-unwind" fn resume_context(ctx: *mut u8) -> ! {
 }
 
 /// Calls `f(a, b)` with the stack pointer at `stack_top` (aligned down to 16
-/// bytes), then returns to the original stack.
+/// bytes), then returns to the original stack. (The scheduler enters its
+/// stack with [`start_on_stack`], which never comes back; this is the
+/// returning variant, for callers that need one.)
 ///
 /// # Safety
 /// `[stack_top - need, stack_top)` must be writable memory that nothing else
 /// uses while `f` runs, `need` being the stack `f` uses.
 #[unsafe(naked)]
+#[cfg_attr(not(test), allow(dead_code))]
 pub unsafe extern "C-unwind" fn call_on_stack(stack_top: usize, f: StackFn, a: usize, b: usize) {
     naked_asm!(
         ".cfi_startproc",

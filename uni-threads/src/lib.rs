@@ -37,7 +37,7 @@ pub use am_fad::{Mode, MODE};
 
 mod arena;
 mod config;
-pub mod context;
+mod context;
 mod deque;
 mod fatal;
 mod future;
@@ -70,6 +70,7 @@ pub fn poll_point() {
     worker::worker().poll_at_spawn()
 }
 
+#[doc(hidden)]
 /// Remote fetch-and-add, in this build's mode, on `rank`'s
 /// [`FAD_BENCH_WORD`] (for micro-benchmarks). None: the target refused it.
 pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
@@ -78,6 +79,7 @@ pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
         .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + FAD_BENCH_WORD), value)
 }
 
+#[doc(hidden)]
 /// A fetch-and-add on `rank`'s deque *head* word, which is not registered
 /// for atomics: the AM modes must refuse it (tests the handler's check).
 pub fn bench_fetch_add_unregistered(rank: u32) -> Option<u64> {
