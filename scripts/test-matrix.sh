@@ -108,7 +108,7 @@ for c in "${conduits[@]}"; do
       run_config "$c $m n=$n: micro fad" 1 0 -- --conduit "$c" --fad "$m" -n "$n" -- micro fad --per-rank 2000 --work 200000
     done
     run_config "$c $m n=2: micro latency" 1 0 -- --conduit "$c" --fad "$m" -n 2 -- micro latency --iters 2000
-    run_config "$c $m n=2: micro steal" 1 0 -- --conduit "$c" --fad "$m" -n 2 -- micro steal --depth 14 --min-steals 50
+    run_config "$c $m n=2: micro steal" 1 0 -- --conduit "$c" --fad "$m" -n 2 -- micro steal --depth 16 --min-steals 50
   done
 done
 

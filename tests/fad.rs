@@ -56,7 +56,7 @@ fn steals_report_their_phases() {
     let out = run_job(
         &["-n", "2"],
         &micro(),
-        &["steal", "--depth", "14", "--min-steals", "20", "--max-reps", "500"],
+        &["steal", "--depth", "16", "--min-steals", "20", "--max-reps", "500"],
     );
     assert_eq!(out.code, Some(0), "{}", out.describe());
     let json = out.json();
