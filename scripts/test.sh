@@ -42,5 +42,5 @@ for variant in "${variants[@]}"; do
     failed=$((failed + 1))
   fi
 done
-echo "test.sh: variants: $passed passed, $failed failed"
+echo "variants: $passed passed, $failed failed"
 [ "$failed" = 0 ]
