@@ -10,8 +10,8 @@
 //! interrupted.
 //!
 //! Only words registered with [`allow`] may be targeted: a request for any
-//! other address is refused (counted, reported to the requester, and never
-//! applied).
+//! other address is refused (reported on stderr and to the requester, and
+//! never applied).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -29,7 +29,6 @@ const REFUSED: u32 = 1;
 static ALLOWED_LO: AtomicUsize = AtomicUsize::new(0);
 static ALLOWED_HI: AtomicUsize = AtomicUsize::new(0);
 static LOCAL_BASE: AtomicUsize = AtomicUsize::new(0);
-static REFUSED_REQUESTS: AtomicU64 = AtomicU64::new(0);
 /// TSC cycles spent in request handlers (the paper's Fig. 16 share).
 static HANDLER_CYCLES: AtomicU64 = AtomicU64::new(0);
 static HANDLED: AtomicU64 = AtomicU64::new(0);
@@ -50,11 +49,6 @@ pub fn allow(lo: usize, hi: usize, local: usize) {
     LOCAL_BASE.store(local, Ordering::Relaxed);
     ALLOWED_LO.store(lo, Ordering::Relaxed);
     ALLOWED_HI.store(hi, Ordering::Release);
-}
-
-/// Requests refused by this rank so far.
-pub fn refused_requests() -> u64 {
-    REFUSED_REQUESTS.load(Ordering::Relaxed)
 }
 
 /// (requests handled, TSC cycles spent handling them) by this rank so far.
@@ -85,7 +79,6 @@ extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_
         let [a, b] = split_u64(old);
         [a, b, 0]
     } else {
-        REFUSED_REQUESTS.fetch_add(1, Ordering::Relaxed);
         eprintln!("[am-fad] refused a fetch-and-add from rank {} on {addr:#x}: outside the registered words [{lo:#x}, {hi:#x})", token.source());
         [0, 0, REFUSED]
     };

@@ -36,6 +36,7 @@ pub use am_fad::poller as fad_poller;
 pub use am_fad::{Mode, MODE};
 
 mod arena;
+mod collective;
 mod config;
 mod context;
 mod deque;
@@ -59,7 +60,6 @@ pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};
 pub use stats::Stats;
 pub use tsc::hz as tsc_hz;
-pub use tsc::now as tsc_now;
 pub use worker::is_running;
 
 /// What `spawn` does to serve remote requests (in `am` mode: poll every

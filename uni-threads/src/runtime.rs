@@ -5,7 +5,8 @@ use std::fmt;
 use am_fad::DequeLock;
 use gasnet_sys::Gasnet;
 
-use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_SIZE, LOCK_WORD, STATS_SLOT};
+use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_SIZE, LOCK_WORD};
+use crate::collective;
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack};
 use crate::deque::Deque;
@@ -142,65 +143,27 @@ impl Runtime {
     /// The scheduler's counters of the last run, summed over all ranks
     /// (collective). Valid on rank 0.
     pub fn stats(&self) -> Stats {
-        let g = self.gasnet;
         let w = worker();
         let mut mine = w.counters.snapshot();
         mine.msg_handling_cycles += am_fad::handler_cycles() - w.handler_cycles_at_start.get();
-        let mine = mine.to_words();
-        let slot = Layout::addr(w.layout.stats) + w.rank as usize * STATS_SLOT;
-        let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_ne_bytes()).collect();
-        g.put(0, arena::remote(g, 0, slot), &bytes);
-        g.barrier();
         let mut total = Stats::default();
-        if w.rank == 0 {
-            for r in 0..w.ranks as usize {
-                let base = Layout::addr(w.layout.stats) + r * STATS_SLOT;
-                let mut words = [0u64; Stats::FIELDS];
-                for (i, word) in words.iter_mut().enumerate() {
-                    // SAFETY: rank 0's stats slots, in the mapped arena,
-                    // written by blocking puts completed before the barrier.
-                    *word = unsafe { std::ptr::read_volatile((base + i * 8) as *const u64) };
-                }
-                total.accumulate(&Stats::from_words(words));
-            }
+        for words in collective::gather(self.gasnet, &w.layout, &mine.to_words()) {
+            total.accumulate(&Stats::from_words(words.try_into().expect("a rank's stats words")));
         }
-        g.barrier();
         total
     }
 
     /// Rank 0's `value`, on every rank (collective).
     pub fn broadcast(&self, value: u64) -> u64 {
-        let g = self.gasnet;
-        let w = worker();
-        let slot = Layout::addr(w.layout.stats);
-        if w.rank == 0 {
-            // SAFETY: rank 0's first stats slot, read by the others only
-            // after the barrier.
-            unsafe { std::ptr::write_volatile(slot as *mut u64, value) };
-        }
-        g.barrier();
-        let v = g.get_u64(0, arena::remote(g, 0, slot));
-        g.barrier();
-        v
+        collective::broadcast(self.gasnet, &worker().layout, &[value])[0]
     }
 
     /// Sums `value` over all ranks (collective); the sum on rank 0, 0 elsewhere.
     pub fn sum_over_ranks(&self, value: u64) -> u64 {
-        let g = self.gasnet;
-        let w = worker();
-        let slot = |r: u32| Layout::addr(w.layout.stats) + r as usize * STATS_SLOT;
-        g.put_u64(0, arena::remote(g, 0, slot(w.rank)), value);
-        g.barrier();
-        let mut sum = 0;
-        if w.rank == 0 {
-            for r in 0..w.ranks {
-                // SAFETY: rank 0's stats slots, written by puts completed
-                // before the barrier.
-                sum += unsafe { std::ptr::read_volatile(slot(r) as *const u64) };
-            }
-        }
-        g.barrier();
-        sum
+        collective::gather(self.gasnet, &worker().layout, &[value])
+            .iter()
+            .map(|w| w[0])
+            .sum()
     }
 
     /// How this build's remote fetch-and-adds travel on this job:
@@ -318,20 +281,8 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
         ARENA_BASE as u64,
         exe_len,
     ];
-    // Rank 0 collects everyone's words in its stats slots (unused until the
-    // end of a run), then every rank reads them.
-    let slot = |r: u32| arena::remote(gasnet, 0, Layout::addr(layout.stats) + r as usize * STATS_SLOT);
-    let bytes: Vec<u8> = mine.iter().flat_map(|x| x.to_ne_bytes()).collect();
-    gasnet.put(0, slot(gasnet.rank()), &bytes);
-    gasnet.barrier();
-    let mut zero = [0u8; 32];
-    gasnet.get(&mut zero, 0, slot(0));
-    gasnet.barrier();
-    if zero != bytes[..] {
-        let theirs: Vec<u64> = zero
-            .chunks(8)
-            .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
-            .collect();
+    let theirs = collective::broadcast(gasnet, layout, &mine);
+    if theirs != mine {
         let what = ["a function", "a static", "the arena", "the executable's size"];
         let i = (0..4).find(|&i| theirs[i] != mine[i]).unwrap_or(0);
         return Err(StartError::Other(format!(

@@ -1,0 +1,58 @@
+//! Small collectives over the arena's per-rank slots (`STATS_SLOT` bytes per
+//! rank on rank 0): what the runtime needs for start-up checks, statistics
+//! and benchmark bookkeeping. Every rank calls them, in the same order.
+
+use gasnet_sys::Gasnet;
+
+use crate::arena::{remote, Layout, STATS_SLOT};
+
+fn slot(layout: &Layout, rank: u32) -> usize {
+    Layout::addr(layout.stats) + rank as usize * STATS_SLOT
+}
+
+fn to_bytes(words: &[u64]) -> Vec<u8> {
+    assert!(
+        words.len() * 8 <= STATS_SLOT,
+        "at most {} words per rank",
+        STATS_SLOT / 8
+    );
+    words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+}
+
+/// Every rank's `words` (all of the same length), on rank 0; empty elsewhere.
+pub fn gather(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<Vec<u64>> {
+    g.put(0, remote(g, 0, slot(layout, g.rank())), &to_bytes(words));
+    g.barrier();
+    let all = if g.rank() == 0 {
+        (0..g.size())
+            .map(|r| {
+                let base = slot(layout, r);
+                // SAFETY: rank 0's slots in the mapped arena, written by
+                // blocking puts that completed before the barrier.
+                (0..words.len())
+                    .map(|i| unsafe { std::ptr::read_volatile((base + i * 8) as *const u64) })
+                    .collect()
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    g.barrier();
+    all
+}
+
+/// Rank 0's `words`, on every rank.
+pub fn broadcast(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<u64> {
+    let at = remote(g, 0, slot(layout, 0));
+    if g.rank() == 0 {
+        g.put(0, at, &to_bytes(words));
+    }
+    g.barrier();
+    let mut bytes = vec![0u8; words.len() * 8];
+    g.get(&mut bytes, 0, at);
+    g.barrier();
+    bytes
+        .chunks(8)
+        .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
+        .collect()
+}
