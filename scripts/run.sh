@@ -6,7 +6,7 @@ set -euo pipefail
 usage() {
   cat <<'EOF'
 Usage: scripts/run.sh [--conduit C] [--fad M] [--real-udp] [--no-build]
-                      [--timeout SECONDS] -n N -- PROGRAM [ARGS...]
+                      [--launcher CMD] [--timeout SECONDS] -n N -- PROGRAM [ARGS...]
 
 Builds the variant (conduit C, fetch-and-add mode M) into target/C-M/ unless
 --no-build, then starts PROGRAM on N ranks. PROGRAM is a binary of the
@@ -22,6 +22,8 @@ target/C-M/release/, or a path. The exit code is the job's.
   --real-udp       udp only: no shared memory between ranks, real UDP over
                    loopback (GASNET_SUPERNODE_MAXSIZE=1)
   --no-build       do not build; the variant must already be built
+  --launcher CMD   mpi/ibv: start the job with CMD instead of mpirun or
+                   GASNet's gasnetrun_ibv (same arguments)
   --timeout S      kill the whole job after S seconds (exit code 124)
   -n N             number of ranks (required)
   -h, --help       this text
@@ -35,7 +37,7 @@ EOF
 die() { echo "run.sh: error: $*" >&2; echo "run.sh: see scripts/run.sh --help" >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-conduit=smp fad=native real_udp=0 build=1 timeout_s="" ranks=""
+conduit=smp fad=native real_udp=0 build=1 timeout_s="" ranks="" launcher=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --conduit) [ $# -ge 2 ] || die "--conduit needs a value"; conduit=$2; shift 2 ;;
@@ -44,6 +46,8 @@ while [ $# -gt 0 ]; do
     --fad=*) fad=${1#*=}; shift ;;
     --real-udp) real_udp=1; shift ;;
     --no-build) build=0; shift ;;
+    --launcher) [ $# -ge 2 ] || die "--launcher needs a value"; launcher=$2; shift 2 ;;
+    --launcher=*) launcher=${1#*=}; shift ;;
     --timeout) [ $# -ge 2 ] || die "--timeout needs a value"; timeout_s=$2; shift 2 ;;
     --timeout=*) timeout_s=${1#*=}; shift ;;
     -n) [ $# -ge 2 ] || die "-n needs a value"; ranks=$2; shift 2 ;;
@@ -61,6 +65,8 @@ case "$fad" in native|rdma-emulated|am) ;; *) die "unknown fetch-and-add mode '$
 [ "$ranks" -le 100000 ] || die "-n $ranks is not a plausible rank count"
 [ -n "$timeout_s" ] && { [[ "$timeout_s" =~ ^[0-9]+$ ]] && [ "$timeout_s" -ge 1 ] || die "--timeout wants whole seconds, got '$timeout_s'"; }
 [ "$real_udp" = 0 ] || [ "$conduit" = udp ] || die "--real-udp applies to the udp conduit only"
+[ -z "$launcher" ] || [ "$conduit" = mpi ] || [ "$conduit" = ibv ] || die "--launcher applies to the mpi and ibv conduits only"
+[ -z "$launcher" ] || command -v "$launcher" >/dev/null || die "launcher '$launcher' not found"
 [ $# -ge 1 ] || die "no program given (put it after '--')"
 program=$1; shift
 
@@ -96,15 +102,16 @@ case "$conduit" in
     [ "$real_udp" = 0 ] || export GASNET_SUPERNODE_MAXSIZE=1
     launch=("$exe" "$ranks") ;;
   mpi)
-    command -v mpirun >/dev/null || die "mpirun not found: install openmpi-bin (scripts/setup.sh does)"
-    launch=(mpirun -np "$ranks" --oversubscribe)
+    mpirun=${launcher:-mpirun}
+    command -v "$mpirun" >/dev/null || die "mpirun not found: install openmpi-bin (scripts/setup.sh does)"
+    launch=("$mpirun" -np "$ranks" --oversubscribe)
     [ "$(id -u)" != 0 ] || launch+=(--allow-run-as-root)
     for var in $(compgen -e | grep -E '^(GASNET_|UAT_)' || true); do launch+=(-x "$var"); done
     launch+=("$exe") ;;
   ibv)
     prefix=${GASNET_PREFIX:-$root/target/gasnet/2021.3.0/ibv/install}
-    runner="$prefix/bin/gasnetrun_ibv"
-    [ -x "$runner" ] || die "$runner not found: build the ibv variant first (or set GASNET_PREFIX)"
+    runner=${launcher:-$prefix/bin/gasnetrun_ibv}
+    command -v "$runner" >/dev/null || die "$runner not found: build the ibv variant first (or set GASNET_PREFIX)"
     vars=$(compgen -e | grep -E '^(GASNET_|UAT_)' | paste -sd, - || true)
     launch=("$runner" -n "$ranks" -E "$vars" "$exe") ;;
 esac

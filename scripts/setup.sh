@@ -7,7 +7,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 # autoconf, automake: GASNet's ./Bootstrap; libclang-dev: bindgen;
 # libibverbs-dev: ibv-conduit; openmpi: mpi-conduit and ibv's MPI spawner.
-packages=(autoconf automake make gcc g++ libclang-dev libibverbs-dev libopenmpi-dev openmpi-bin)
+# fonts-dejavu-core: the font of the reproduction report's plots.
+packages=(autoconf automake make gcc g++ libclang-dev libibverbs-dev libopenmpi-dev openmpi-bin fonts-dejavu-core)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,7 +6,10 @@
 #   scripts/test.sh            the CI set: smp in all three fetch-and-add modes
 #                              (1, 2, 4 ranks), udp (2 ranks, also over real
 #                              UDP) and mpi (2 ranks); the ibv variant links
-#   scripts/test.sh smp-native run only the named variant(s)
+#                              and the reproduction pipeline on tiny inputs
+#                              (scripts/reproduce.sh --quick)
+#   scripts/test.sh smp-native run only the named variant(s); "reproduce" is
+#                              the pipeline alone
 #
 # The full matrix (more ranks, stress loops) is scripts/test-matrix.sh.
 set -euo pipefail
@@ -15,10 +18,32 @@ cd "$root"
 "$root/scripts/setup.sh"
 
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated udp-native mpi-native ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce udp-native mpi-native ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do
+  if [ "$variant" = reproduce ]; then
+    # The paper-reproduction pipeline end to end on tiny inputs (smp, all
+    # three modes): the report tool's tests, then scripts/reproduce.sh
+    # --quick, which must exit 0 and leave the report, CSV and plots.
+    echo "=== reproduce: report/ tests, scripts/reproduce.sh --quick" >&2
+    out="$root/target/reproduce-quick"
+    rm -rf "$out"
+    if cargo test --release --manifest-path report/Cargo.toml --target-dir target/report \
+       && timeout 900 scripts/reproduce.sh --quick --out "$out" \
+       && for f in report.md scaling.csv spawn.csv latency.csv steal.csv runs.jsonl \
+                   plots/scaling.png plots/steal-breakdown.png plots/msg-handling.png plots/overhead.png; do
+            [ -s "$out/$f" ] || { echo "reproduce: $out/$f is missing" >&2; false; }
+          done \
+       && grep -q '^## Findings' "$out/report.md"; then
+      echo "reproduce: ok ($out/report.md)" >&2
+      passed=$((passed + 1))
+    else
+      echo "reproduce: FAILED" >&2
+      failed=$((failed + 1))
+    fi
+    continue
+  fi
   conduit=${variant%%-*} fad=${variant#*-}
   features="$conduit,fad-$fad"
   echo "=== $variant: cargo test --release --workspace --features $features" >&2

@@ -1,0 +1,256 @@
+//! What `scripts/reproduce.sh` left in a results directory: `meta.json` (the
+//! machine and the options) and `runs.jsonl` (one record per run, pointing
+//! at the run's stdout, whose last line is the benchmark's JSON object).
+
+use std::fs;
+use std::path::Path;
+
+use serde_json::Value;
+
+/// How a run ended, as the report tells it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Exit 0 and a verified answer.
+    Ok,
+    /// The UTS tree count itself (`--seq`, nothing to check it against).
+    Counted,
+    /// Exit 0 but no reference to check the answer against.
+    Unverified,
+    /// The answer did not match its reference.
+    Wrong,
+    /// Non-zero exit, a timeout, or no JSON line.
+    Failed,
+}
+
+impl Status {
+    fn parse(s: &str) -> Status {
+        match s {
+            "ok" => Status::Ok,
+            "counted" => Status::Counted,
+            "unverified" => Status::Unverified,
+            "wrong" => Status::Wrong,
+            _ => Status::Failed,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Counted => "counted",
+            Status::Unverified => "unverified",
+            Status::Wrong => "WRONG",
+            Status::Failed => "FAILED",
+        }
+    }
+
+    /// Whether the run's numbers may be reported as measurements.
+    pub fn usable(self) -> bool {
+        matches!(self, Status::Ok | Status::Counted)
+    }
+}
+
+/// One run: the driver's record plus the benchmark's own JSON line.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub id: String,
+    pub experiment: String,
+    /// `btc`, `uts`, `nqueens`, `micro-spawn`, `micro-latency`, `micro-steal`.
+    pub bench: String,
+    /// `native`, `am` or `rdma-emulated`.
+    pub mode: String,
+    /// `on`, `off`, or `na` (not a scheduler run).
+    pub empty_check: String,
+    pub ranks: u32,
+    pub args: String,
+    /// More spinning threads than cores (the driver's or the runtime's view).
+    pub oversubscribed: bool,
+    pub exit: i64,
+    pub status: Status,
+    pub wall_s: f64,
+    /// The benchmark's JSON line (None when it printed none).
+    pub output: Option<Value>,
+    /// The last lines of the run's stderr, for failures.
+    pub stderr_tail: String,
+}
+
+impl Run {
+    /// A number from the benchmark's JSON line, by path.
+    pub fn num(&self, path: &[&str]) -> Option<f64> {
+        let mut v = self.output.as_ref()?;
+        for key in path {
+            v = v.get(key)?;
+        }
+        v.as_f64()
+    }
+
+    pub fn time_s(&self) -> Option<f64> {
+        self.num(&["time_s"])
+    }
+
+    /// "am, EC off" — the configuration a scaling line stands for.
+    pub fn config(&self) -> String {
+        config_name(&self.mode, &self.empty_check)
+    }
+}
+
+pub fn config_name(mode: &str, empty_check: &str) -> String {
+    match empty_check {
+        "on" | "off" if mode != "native" => format!("{mode}, EC {empty_check}"),
+        _ => mode.to_string(),
+    }
+}
+
+/// A results directory, loaded.
+pub struct Results {
+    pub meta: Value,
+    pub runs: Vec<Run>,
+}
+
+impl Results {
+    pub fn load(dir: &Path) -> Result<Results, String> {
+        let meta_path = dir.join("meta.json");
+        let meta_text = fs::read_to_string(&meta_path).map_err(|e| {
+            format!(
+                "cannot read {}: {e} (is {} a results directory of scripts/reproduce.sh?)",
+                meta_path.display(),
+                dir.display()
+            )
+        })?;
+        let meta: Value =
+            serde_json::from_str(&meta_text).map_err(|e| format!("{}: not JSON: {e}", meta_path.display()))?;
+        let runs_path = dir.join("runs.jsonl");
+        let text = fs::read_to_string(&runs_path).map_err(|e| format!("cannot read {}: {e}", runs_path.display()))?;
+        let mut runs = Vec::new();
+        for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+            let rec: Value = serde_json::from_str(line)
+                .map_err(|e| format!("{} line {}: not a JSON record: {e}", runs_path.display(), i + 1))?;
+            runs.push(Run::from_record(dir, &rec).map_err(|e| format!("{} line {}: {e}", runs_path.display(), i + 1))?);
+        }
+        Ok(Results { meta, runs })
+    }
+
+    pub fn meta_str(&self, key: &str) -> String {
+        match self.meta.get(key) {
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+            None => "?".into(),
+        }
+    }
+
+    pub fn meta_u64(&self, key: &str) -> Option<u64> {
+        self.meta.get(key)?.as_u64()
+    }
+
+    /// Runs of one experiment, in the order they ran.
+    pub fn of(&self, experiment: &str) -> impl Iterator<Item = &Run> {
+        let experiment = experiment.to_string();
+        self.runs.iter().filter(move |r| r.experiment == experiment)
+    }
+}
+
+impl Run {
+    fn from_record(dir: &Path, rec: &Value) -> Result<Run, String> {
+        let s = |k: &str| -> Result<String, String> {
+            rec.get(k)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+                .ok_or_else(|| format!("record without \"{k}\""))
+        };
+        let n = |k: &str| rec.get(k).and_then(Value::as_f64);
+        let output_path = dir.join(s("output")?);
+        let stderr_path = dir.join(s("stderr")?);
+        let last_line = fs::read_to_string(&output_path)
+            .ok()
+            .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string));
+        let output: Option<Value> = last_line
+            .and_then(|l| serde_json::from_str(&l).ok())
+            .filter(Value::is_object);
+        let mut status = Status::parse(&s("status")?);
+        if output.is_none() && status != Status::Failed {
+            status = Status::Failed; // the driver saw a '{' line that is not JSON
+        }
+        let stderr_tail = fs::read_to_string(&stderr_path)
+            .map(|t| {
+                let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
+                lines[lines.len().saturating_sub(3)..].join(" | ")
+            })
+            .unwrap_or_default();
+        let runtime_oversubscribed = output
+            .as_ref()
+            .and_then(|o| o.get("oversubscribed"))
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        Ok(Run {
+            id: s("id")?,
+            experiment: s("experiment")?,
+            bench: s("bench")?,
+            mode: s("mode")?,
+            empty_check: s("empty_check")?,
+            ranks: n("ranks").ok_or("record without \"ranks\"")? as u32,
+            args: s("args")?,
+            oversubscribed: rec.get("oversubscribed").and_then(Value::as_bool).unwrap_or(false)
+                || runtime_oversubscribed,
+            exit: n("exit").unwrap_or(-1.0) as i64,
+            status,
+            wall_s: n("wall_s").unwrap_or(0.0),
+            output,
+            stderr_tail,
+        })
+    }
+}
+
+/// The median of the usable runs' times (the report's value for repeated
+/// scaling runs), with the run it came from.
+pub fn median_run<'a>(runs: &[&'a Run]) -> Option<&'a Run> {
+    let mut ok: Vec<&Run> = runs
+        .iter()
+        .copied()
+        .filter(|r| r.status.usable() && r.time_s().is_some())
+        .collect();
+    ok.sort_by(|a, b| a.time_s().partial_cmp(&b.time_s()).unwrap());
+    ok.get((ok.len().max(1) - 1) / 2).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(status: Status, time: Option<f64>) -> Run {
+        Run {
+            id: "1".into(),
+            experiment: "scaling".into(),
+            bench: "btc".into(),
+            mode: "am".into(),
+            empty_check: "off".into(),
+            ranks: 2,
+            args: String::new(),
+            oversubscribed: false,
+            exit: 0,
+            status,
+            wall_s: 0.0,
+            output: time.map(|t| serde_json::json!({"time_s": t})),
+            stderr_tail: String::new(),
+        }
+    }
+
+    #[test]
+    fn median_skips_failed_runs_and_takes_the_lower_middle() {
+        let runs = [
+            run(Status::Ok, Some(3.0)),
+            run(Status::Failed, None),
+            run(Status::Ok, Some(1.0)),
+            run(Status::Ok, Some(2.0)),
+            run(Status::Wrong, Some(0.1)),
+        ];
+        let refs: Vec<&Run> = runs.iter().collect();
+        assert_eq!(median_run(&refs).and_then(Run::time_s), Some(2.0));
+        assert!(median_run(&refs[1..2]).is_none());
+    }
+
+    #[test]
+    fn config_names_the_empty_check_only_where_it_varies() {
+        assert_eq!(config_name("am", "off"), "am, EC off");
+        assert_eq!(config_name("native", "on"), "native");
+        assert_eq!(config_name("rdma-emulated", "na"), "rdma-emulated");
+    }
+}

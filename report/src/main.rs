@@ -1,0 +1,218 @@
+//! `uat-report DIR`: turns a results directory of `scripts/reproduce.sh`
+//! (meta.json, runs.jsonl, logs/) into `report.md`, one CSV per experiment
+//! and PNG plots under `plots/`, and prints the summary table.
+
+mod data;
+mod micro;
+mod paper;
+mod plot;
+mod report;
+mod scaling;
+mod section;
+mod table;
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use data::Results;
+use scaling::Scaling;
+use section::Ctx;
+
+const HELP: &str = "\
+uat-report DIR
+
+Writes the paper-reproduction report for DIR, a results directory of
+scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
+  DIR/report.md      the report: findings, our numbers next to the paper's
+  DIR/*.csv          scaling.csv (every benchmark run), spawn.csv,
+                     latency.csv, steal.csv
+  DIR/plots/*.png    scaling, steals, overhead, msg-handling,
+                     steal-breakdown, latency, spawn
+and prints the summary table. Plots need a TrueType font: DejaVu Sans
+(Debian: fonts-dejavu-core) or UAT_REPORT_FONT=/path/to/font.ttf.
+Exit 0 when the report is complete; 1 when a part of it could not be made
+(said in the report); 2 for a bad command line or an unreadable DIR.";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    let [dir] = args.as_slice() else {
+        eprintln!("uat-report: error: want one argument, the results directory (see --help)");
+        return ExitCode::from(2);
+    };
+    let made = match generate(Path::new(dir)) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("uat-report: error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    println!("{}", made.stdout);
+    for w in &made.ctx.warnings {
+        eprintln!("uat-report: warning: {w}");
+    }
+    eprintln!(
+        "uat-report: wrote {} ({} CSV, {} plots)",
+        Path::new(dir).join("report.md").display(),
+        made.ctx.csvs.len(),
+        made.ctx.plots.len()
+    );
+    if report::complete(&made.ctx) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// What `generate` made: where things went, and the text for stdout.
+struct Made {
+    ctx: Ctx,
+    stdout: String,
+}
+
+/// Loads DIR and writes report.md, the CSV files and the plots into it.
+fn generate(dir: &Path) -> Result<Made, String> {
+    let res = Results::load(dir)?;
+    let mut warnings = Vec::new();
+    let fonts = match plot::register_fonts() {
+        Ok(()) => true,
+        Err(e) => {
+            warnings.push(e);
+            false
+        }
+    };
+    std::fs::create_dir_all(dir.join("plots"))
+        .map_err(|e| format!("cannot create {}: {e}", dir.join("plots").display()))?;
+    let mut ctx = Ctx::new(dir, fonts);
+    ctx.warnings.extend(warnings);
+    let s = Scaling::new(&res);
+    scaling::csv(&res, &mut ctx);
+    let summary = scaling::summary(&res, &s);
+    let sections: Vec<_> = [
+        micro::spawn(&res, &mut ctx),
+        micro::latency(&res, &mut ctx),
+        scaling::overhead(&res, &s, &mut ctx),
+        micro::steal(&res, &mut ctx),
+        scaling::scaling(&res, &s, &mut ctx),
+        scaling::steals(&res, &s, &mut ctx),
+        scaling::messages(&res, &s, &mut ctx),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    let md = report::render(&res, &s, &summary, &sections, &ctx);
+    let path = dir.join("report.md");
+    std::fs::write(&path, md).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let mut stdout = report::run_summary(&res);
+    if !summary.is_empty() {
+        stdout.push_str(&format!("\n\n{}", summary.markdown()));
+    }
+    stdout.push_str(&format!("\n{}\n", report::findings(&res, &s)));
+    Ok(Made { ctx, stdout })
+}
+
+#[cfg(test)]
+mod tests {
+    //! The whole pipeline on a synthetic results directory: what a reader
+    //! relies on (failures shown, efficiencies computed, files written).
+
+    use super::*;
+    use std::fs;
+
+    fn bench_line(bench: &str, fad: &str, ranks: u32, time_s: f64, steals: u64, msg_s: f64) -> String {
+        serde_json::json!({
+            "bench": bench, "conduit": "smp", "fad": fad, "ranks": ranks, "seq": false,
+            "oversubscribed": false, "empty_check": true, "params": {}, "result": 1000,
+            "expected": 1000, "verified": true, "time_s": time_s, "throughput": 1000.0 / time_s,
+            "stats": {"spawns": 999, "steals_attempted": steals * 2, "steals_succeeded": steals,
+                      "max_stack_bytes": 4096, "msg_handling_s": msg_s}
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn a_results_directory_becomes_a_report() {
+        let dir = std::env::temp_dir().join(format!("uat-report-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("logs")).unwrap();
+        fs::write(
+            dir.join("meta.json"),
+            r#"{"date":"2026-11-22","host":"test","cpu":"cpu","cores":4,"commit":"abc","conduit":"smp",
+                "modes":"native am","ranks":"1 2","reps":1,"btc_depth":20,"uts_args":"-d 3","nqueens":8}"#,
+        )
+        .unwrap();
+        let mut records = String::new();
+        let runs = [
+            (
+                "native",
+                "on",
+                1,
+                Some(bench_line("btc", "native", 1, 2.0, 0, 0.0)),
+                "ok",
+            ),
+            (
+                "native",
+                "on",
+                2,
+                Some(bench_line("btc", "native", 2, 1.25, 7, 0.0)),
+                "ok",
+            ),
+            ("am", "on", 1, Some(bench_line("btc", "am", 1, 4.0, 0, 1.0)), "ok"),
+            ("am", "on", 2, None, "failed"),
+        ];
+        for (i, (mode, ec, ranks, line, status)) in runs.iter().enumerate() {
+            let id = format!("{:03}", i + 1);
+            fs::write(dir.join(format!("logs/{id}.out")), line.clone().unwrap_or_default()).unwrap();
+            fs::write(dir.join(format!("logs/{id}.err")), "rank 1: boom\n").unwrap();
+            records.push_str(
+                &serde_json::json!({
+                    "id": id, "experiment": "scaling", "bench": "btc", "mode": mode, "empty_check": ec,
+                    "ranks": ranks, "args": "--depth 20", "oversubscribed": false,
+                    "exit": if *status == "ok" { 0 } else { 101 }, "status": status, "wall_s": 1.0,
+                    "output": format!("logs/{id}.out"), "stderr": format!("logs/{id}.err")
+                })
+                .to_string(),
+            );
+            records.push('\n');
+        }
+        fs::write(dir.join("runs.jsonl"), records).unwrap();
+
+        let made = generate(&dir).unwrap();
+        let md = fs::read_to_string(dir.join("report.md")).unwrap();
+        // 2.0 s on one rank, 1.25 s on two: speed-up 1.6, efficiency 80%.
+        assert!(md.contains("1.25 s (80%)"), "{md}");
+        assert!(made.stdout.contains("1.60×"), "{}", made.stdout);
+        // The failed run is named, with its error, and counted.
+        assert!(
+            md.contains("run 004") && md.contains("FAILED") && md.contains("rank 1: boom"),
+            "{md}"
+        );
+        assert!(md.contains("| BTC | am, EC on |") && md.contains("1/2"), "{md}");
+        // AM poll share: 1.0 s of 4.0 s on one rank = 25%.
+        let csv = fs::read_to_string(dir.join("scaling.csv")).unwrap();
+        assert_eq!(csv.lines().count(), 5, "{csv}");
+        assert!(
+            csv.lines().any(|l| l.starts_with("003,") && l.contains(",25,")),
+            "{csv}"
+        );
+        if made.ctx.fonts {
+            for plot in ["scaling", "steals", "msg-handling"] {
+                let png = fs::read(dir.join(format!("plots/{plot}.png"))).unwrap();
+                assert_eq!(&png[1..4], b"PNG", "{plot}.png");
+            }
+            assert!(made.ctx.warnings.is_empty(), "{:?}", made.ctx.warnings);
+        } else {
+            assert!(md.contains("no font"), "{md}");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_directory_that_is_not_a_result_is_named() {
+        let e = generate(Path::new("/nonexistent/results")).err().unwrap();
+        assert!(e.contains("meta.json") && e.contains("reproduce.sh"), "{e}");
+    }
+}

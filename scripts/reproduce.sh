@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# Reproduces the IPSJ JIP 2016 paper's experiments (RDMA-emulated vs
+# AM-based remote fetch-and-add, plus native GASNet-EX atomics) at the scale
+# this machine allows, and writes results/<timestamp>/ with raw JSON lines,
+# CSV, a Markdown report and PNG plots. See --help.
+set -uo pipefail
+
+usage() {
+  cat <<'EOF'
+Usage: scripts/reproduce.sh [OPTIONS]
+
+Builds the benchmarks in each fetch-and-add mode, runs the paper's
+experiments, verifies every answer, and writes results/<timestamp>/:
+  runs.jsonl     one record per run (what ran, how it ended, the benchmark's
+                 own JSON line), logs/ with each run's output
+  *.csv          one table per experiment (scaling.csv, spawn.csv, ...)
+  report.md      our numbers next to the paper's, and what they mean
+  plots/*.png    scaling, steal breakdown, message handling, overheads, ...
+and prints the summary table at the end. Exit 0 when every run finished
+with a verified answer; 1 when any failed (it is still in the report).
+
+Experiments (IPSJ JIP 2016 numbering):
+  spawn      Table 2: spawn+join cost per mode vs a plain call and rayon::join
+  latency    Fig. 11: 8-byte get/put latency without and with polling threads
+  steal      Fig. 13: one steal, phase by phase, per mode
+  seq        Fig. 12: the serial elision of each benchmark (relative times)
+  scaling    Table 4, Figs. 14-16: strong scaling of BTC, UTS and NQueens for
+             {rdma-emulated, am} x {empty check on, off} plus native; steals,
+             message-handling share, stack use
+UTS trees of the paper's family (-t 1 -r 0 -b 4 -a 3 -d D) have no published
+counts: each is counted once with --seq, cached in results/cache/, and every
+parallel run is checked against it.
+
+Options:
+  --ranks LIST        rank counts, e.g. 1,2,4,8,16 (default: powers of two up
+                      to the number of cores)
+  --modes LIST        fetch-and-add modes (default: native,am,rdma-emulated)
+  --experiments LIST  subset of spawn,latency,steal,seq,scaling (default: all)
+  --conduit C         smp (default) | udp | mpi | ibv
+  --launcher CMD      mpi/ibv: the launcher to use instead of mpirun or
+                      GASNet's gasnetrun_ibv (passed to scripts/run.sh)
+  --cores N           cores the job may use (default: nproc). rdma-emulated
+                      runs need a core per polling thread, so they run at
+                      ranks <= N/2 unless --oversubscribe
+  --oversubscribe     also run configurations with more spinning threads
+                      than cores; such rows are labelled "oversubscribed"
+  --btc-depth D       BTC depth (default 27; the paper: 41 at scale, 28 in
+                      Fig. 12)
+  --uts-depth D       UTS -t 1 -r 0 -b 4 -a 3 -d D (default 11; the paper: 18,
+                      and 11 in Fig. 12)
+  --nqueens N         NQueens N (default 15; the paper: 18, and 13 in Fig. 12)
+  --reps K            repetitions of every scaling run; the report uses the
+                      median time (default 3)
+  --quick             tiny inputs (BTC 16, UTS 6, NQueens 9; for tests)
+  --timeout S         per-run limit in seconds (default 600)
+  --out DIR           output directory (default results/<timestamp>)
+  --no-build          do not build; with --bin-dir, use prebuilt binaries
+  --bin-dir DIR       prebuilt binaries: DIR/<mode>/{btc,uts,nqueens,micro}
+                      and DIR/uat-report (for machines that cannot build)
+  --pack DIR          build, copy stripped binaries into DIR in the --bin-dir
+                      layout, and stop (to carry them to such a machine)
+  -h, --help          this text
+
+Examples:
+  scripts/reproduce.sh                                  # this machine
+  scripts/reproduce.sh --ranks 1,2,4,8,16 --btc-depth 28 --uts-depth 13
+  scripts/reproduce.sh --conduit ibv --launcher gasnetrun_ibv --cores 1024 \
+      --ranks 64,128,256,512 --btc-depth 36 --uts-depth 15 --nqueens 17
+EOF
+}
+
+die() { echo "reproduce.sh: error: $*" >&2; echo "reproduce.sh: see scripts/reproduce.sh --help" >&2; exit 2; }
+list() { tr ',' ' ' <<<"$1"; }
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+command_line="scripts/reproduce.sh${*:+ $*}"
+ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,seq,scaling"
+conduit=smp launcher="" cores=$(nproc) oversub=0
+btc_depth=27 uts_depth=11 nqueens=15 reps=3 timeout_s=600
+out="" build=1 bin_dir="" pack="" quick=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --oversubscribe) oversub=1; shift; continue ;;
+    --quick) quick=1; shift; continue ;;
+    --no-build) build=0; shift; continue ;;
+  esac
+  opt=$1 val=""
+  case "${opt%%=*}" in
+    --ranks|--modes|--experiments|--conduit|--launcher|--cores|--btc-depth|--uts-depth|--nqueens|--reps|--timeout|--out|--bin-dir|--pack) ;;
+    --*) die "unknown option '${opt%%=*}'" ;;
+    *) die "unexpected argument '$opt'" ;;
+  esac
+  case "$opt" in
+    --*=*) val=${opt#*=}; opt=${opt%%=*}; shift ;;
+    *) [ $# -ge 2 ] || die "$opt needs a value"; val=$2; shift 2 ;;
+  esac
+  case "$opt" in
+    --ranks) ranks=$val ;;
+    --modes) modes=$val ;;
+    --experiments) experiments=$val ;;
+    --conduit) conduit=$val ;;
+    --launcher) launcher=$val ;;
+    --cores) cores=$val ;;
+    --btc-depth) btc_depth=$val ;;
+    --uts-depth) uts_depth=$val ;;
+    --nqueens) nqueens=$val ;;
+    --reps) reps=$val ;;
+    --timeout) timeout_s=$val ;;
+    --out) out=$val ;;
+    --bin-dir) bin_dir=$val ;;
+    --pack) pack=$val ;;
+  esac
+done
+
+# --- Validate everything before building or running anything. ---
+positive() { [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 1 ] || die "$1 wants a positive integer, got '$2'"; }
+case "$conduit" in smp|udp|mpi|ibv) ;; *) die "unknown conduit '$conduit' (smp, udp, mpi or ibv)" ;; esac
+for m in $(list "$modes"); do
+  case "$m" in native|am|rdma-emulated) ;; *) die "unknown fetch-and-add mode '$m' (native, am or rdma-emulated)" ;; esac
+done
+for e in $(list "$experiments"); do
+  case "$e" in spawn|latency|steal|seq|scaling) ;; *) die "unknown experiment '$e' (spawn, latency, steal, seq, scaling)" ;; esac
+done
+positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
+positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
+[ "$btc_depth" -le 48 ] || die "--btc-depth $btc_depth: 2^$btc_depth tasks would not finish"
+[ "$nqueens" -le 22 ] || die "--nqueens $nqueens would not finish"
+[ -n "$launcher" ] && case "$conduit" in mpi|ibv) ;; *) die "--launcher applies to the mpi and ibv conduits" ;; esac
+if [ "$quick" = 1 ]; then btc_depth=16 uts_depth=6 nqueens=9; fi
+if [ -z "$ranks" ]; then
+  ranks=1; n=2
+  while [ "$n" -le "$cores" ]; do ranks="$ranks $n"; n=$((n * 2)); done
+else
+  ranks=$(list "$ranks")
+  for n in $ranks; do positive --ranks "$n"; done
+fi
+[ -z "$bin_dir" ] || [ -d "$bin_dir" ] || die "--bin-dir $bin_dir: no such directory"
+[ -z "$bin_dir" ] || build=0
+[ -z "$pack" ] || [ "$build" = 1 ] || die "--pack builds; it cannot go with --no-build or --bin-dir"
+experiments=" $(list "$experiments") "
+want() { [[ "$experiments" == *" $1 "* ]]; }
+
+# --- Build (or find) the binaries: one variant per mode, and the report tool. ---
+bin_of() { # MODE PROGRAM
+  if [ -n "$bin_dir" ]; then echo "$bin_dir/$1/$2"; else echo "$root/target/$conduit-$1/release/$2"; fi
+}
+report_tool=""
+if [ "$build" = 1 ]; then
+  "$root/scripts/setup.sh" || exit 2
+  for m in $(list "$modes"); do
+    echo "reproduce: building $conduit-$m (cargo build --release, target/$conduit-$m/)" >&2
+    (cd "$root" && cargo build --quiet --release --bins --no-default-features \
+       --features "$conduit,fad-$m" --target-dir "target/$conduit-$m") || die "building the $conduit-$m variant failed (see above)"
+  done
+  echo "reproduce: building the report tool (report/, target/report/)" >&2
+  cargo build --quiet --release --manifest-path "$root/report/Cargo.toml" --target-dir "$root/target/report" \
+    || die "building report/ failed (see above)"
+  report_tool="$root/target/report/release/uat-report"
+  if [ -n "$pack" ]; then
+    for m in $(list "$modes"); do
+      mkdir -p "$pack/$m"
+      for p in btc uts nqueens micro; do
+        cp "$(bin_of "$m" "$p")" "$pack/$m/$p" && strip "$pack/$m/$p" 2>/dev/null || true
+      done
+    done
+    cp "$report_tool" "$pack/uat-report" && strip "$pack/uat-report" 2>/dev/null || true
+    echo "reproduce: packed into $pack ($(du -sh "$pack" | cut -f1)); run there with --bin-dir $pack" >&2
+    exit 0
+  fi
+else
+  for m in $(list "$modes"); do
+    for p in btc uts nqueens micro; do
+      [ -x "$(bin_of "$m" "$p")" ] || die "no $(bin_of "$m" "$p"): build first (scripts/reproduce.sh --pack DIR makes a --bin-dir)"
+    done
+  done
+  if [ -n "$bin_dir" ] && [ -x "$bin_dir/uat-report" ]; then report_tool="$bin_dir/uat-report"
+  elif [ -x "$root/target/report/release/uat-report" ]; then report_tool="$root/target/report/release/uat-report"; fi
+fi
+
+# --- The output directory and what this run is. ---
+[ -n "$out" ] || out="$root/results/$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$out/logs" || die "cannot create $out"
+[ -z "$(ls -A "$out/logs")" ] || die "$out already holds a run; pick another --out"
+cache="$root/results/cache"
+mkdir -p "$cache"
+records="$out/runs.jsonl"
+: >"$records"
+commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
+uts_args="-t 1 -r 0 -b 4 -a 3 -d $uts_depth"
+cat >"$out/meta.json" <<EOF
+{"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","host":"$(hostname)","cpu":"${cpu//\"/}","cores":$cores,"nproc":$(nproc),"commit":"$commit","conduit":"$conduit","modes":"$(list "$modes")","ranks":"$ranks","experiments":"$(echo $experiments)","oversubscribe":$([ "$oversub" = 1 ] && echo true || echo false),"reps":$reps,"btc_depth":$btc_depth,"uts_args":"$uts_args","nqueens":$nqueens,"quick":$([ "$quick" = 1 ] && echo true || echo false),"command":"${command_line//\"/}"}
+EOF
+echo "reproduce: uni-address threads $commit on $(hostname): $cores cores ($cpu)" >&2
+echo "reproduce: conduit $conduit${launcher:+ (launcher $launcher)}; modes $(list "$modes"); ranks $ranks; reps $reps" >&2
+echo "reproduce: BTC depth $btc_depth; UTS $uts_args; NQueens $nqueens; experiments$experiments" >&2
+echo "reproduce: writing $out" >&2
+
+# --- Running one job and recording it. ---
+seqno=0 failures=0 started=$SECONDS
+# run_job EXPERIMENT MODE EMPTY_CHECK RANKS BENCH [ARGS...]
+# Appends one record to runs.jsonl; the benchmark's JSON line is in logs/.
+run_job() {
+  local exp=$1 mode=$2 ec=$3 n=$4 bench=$5; shift 5
+  local threads=$n over=false
+  [ "$mode" != rdma-emulated ] || threads=$((2 * n))
+  [ "$threads" -le "$cores" ] || over=true
+  seqno=$((seqno + 1))
+  local id; id=$(printf '%03d' "$seqno")
+  local prog=$bench sub=""
+  case "$bench" in micro-*) prog=micro sub=${bench#micro-} ;; esac
+  local args=("$@")
+  [ -z "$sub" ] || args=("$sub" "${args[@]}")
+  [ "$ec" = na ] || args+=(--empty-check "$ec")
+  local runner=("$root/scripts/run.sh" --no-build --conduit "$conduit" --timeout "$timeout_s" -n "$n")
+  [ -z "$launcher" ] || runner+=(--launcher "$launcher")
+  printf 'reproduce: [%s %4ds] %-8s %-14s %-13s ec=%-3s %3s ranks%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$ec" "$n" \
+    "$([ "$over" = true ] && echo ' (oversubscribed)')" >&2
+  local t0=$EPOCHREALTIME
+  "${runner[@]}" -- "$(bin_of "$mode" "$prog")" "${args[@]}" >"$out/logs/$id.out" 2>"$out/logs/$id.err"
+  local rc=$?
+  local wall; wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+  local last; last=$(tail -n 1 "$out/logs/$id.out")
+  local status=ok
+  if [ "$rc" != 0 ]; then status=failed
+  elif [[ "$last" != \{* ]]; then status=failed
+  elif [[ "$last" == *'"verified":false'* ]]; then status=wrong
+  elif [[ "$last" != *'"verified":true'* ]]; then status=unverified
+  fi
+  # The UTS count itself has nothing to be checked against.
+  [ "$status" != unverified ] || [ "$exp" != verify ] || status=counted
+  [ "$status" = ok ] || [ "$status" = counted ] || failures=$((failures + 1))
+  printf '%s (%.1f s)\n' "$status" "$wall" >&2
+  [ "$status" = ok ] || [ "$status" = counted ] || sed 's/^/    | /' "$out/logs/$id.err" | tail -n 4 >&2
+  printf '{"id":"%s","experiment":"%s","bench":"%s","mode":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
+    "$id" "$exp" "$bench" "$mode" "$ec" "$n" "${args[*]}" "$over" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
+  last_line=$last last_status=$status
+}
+
+# should_run MODE RANKS: the oversubscription rule for scaling rows.
+should_run() {
+  [ "$1" = rdma-emulated ] || return 0
+  [ $((2 * $2)) -gt "$cores" ] || return 0
+  [ "$oversub" = 1 ] && return 0
+  echo "reproduce: skip rdma-emulated at $2 ranks: $2 ranks + $2 polling threads > $cores cores (--oversubscribe runs it, labelled)" >&2
+  return 1
+}
+
+first_mode=$(list "$modes" | awk '{print $1}')
+
+# --- The UTS tree's node count: a --seq run, once per tree, cached. ---
+uts_nodes=""
+if want seq || want scaling; then
+  key="uts$(tr -d ' ' <<<"$uts_args")"
+  if [ -s "$cache/$key.json" ]; then
+    uts_nodes=$(grep -o '"result":[0-9]*' "$cache/$key.json" | cut -d: -f2)
+    echo "reproduce: UTS $uts_args has $uts_nodes nodes (cached --seq count, $cache/$key.json)" >&2
+  else
+    echo "reproduce: counting UTS $uts_args once with --seq (no published count for this tree)" >&2
+    run_job verify "$first_mode" na 1 uts $uts_args --seq
+    if [ "$last_status" = counted ]; then
+      echo "$last_line" >"$cache/$key.json"
+      uts_nodes=$(grep -o '"result":[0-9]*' <<<"$last_line" | cut -d: -f2)
+      echo "reproduce: UTS $uts_args has $uts_nodes nodes; cached in $cache/$key.json" >&2
+    fi
+  fi
+  [ -n "$uts_nodes" ] || echo "reproduce: warning: no UTS count; UTS runs stay unverified" >&2
+fi
+uts_run=(uts $uts_args)
+[ -z "$uts_nodes" ] || uts_run+=(--expect-nodes "$uts_nodes")
+bench_args() { # BENCH -> the benchmark and its arguments
+  case "$1" in
+    btc) echo btc --depth "$btc_depth" ;;
+    uts) echo "${uts_run[@]}" ;;
+    nqueens) echo nqueens "$nqueens" ;;
+  esac
+}
+
+# --- Micro-benchmarks: Table 2, Fig. 11, Fig. 13. ---
+for m in $(list "$modes"); do
+  want spawn && run_job spawn "$m" na 1 micro-spawn
+  want latency && run_job latency "$m" na 2 micro-latency
+  want steal && run_job steal "$m" na 2 micro-steal
+done
+
+# --- Fig. 12: the serial elision of each benchmark, in each mode's binary. ---
+if want seq; then
+  for b in btc uts nqueens; do
+    for m in $(list "$modes"); do
+      # shellcheck disable=SC2046
+      run_job seq "$m" na 1 $(bench_args "$b") --seq
+    done
+  done
+fi
+
+# --- Table 4, Figs. 14-16: strong scaling. ---
+if want scaling; then
+  for b in btc uts nqueens; do
+    for n in $ranks; do
+      for m in $(list "$modes"); do
+        should_run "$m" "$n" || continue
+        ecs="on off"
+        [ "$m" != native ] || ecs=on
+        for ec in $ecs; do
+          for ((r = 0; r < reps; r++)); do
+            # shellcheck disable=SC2046
+            run_job scaling "$m" "$ec" "$n" $(bench_args "$b")
+          done
+        done
+      done
+    done
+  done
+fi
+
+echo "reproduce: $seqno runs in $((SECONDS - started)) s, $failures not ok" >&2
+
+# --- The report. ---
+if [ -z "$report_tool" ]; then
+  echo "reproduce: no report tool here (build report/ or put uat-report in --bin-dir);" >&2
+  echo "reproduce: the raw records are in $records; make the report elsewhere with: uat-report $out" >&2
+  [ "$failures" = 0 ]; exit $?
+fi
+"$report_tool" "$out" || { echo "reproduce: error: the report tool failed on $out" >&2; exit 1; }
+echo "reproduce: report $out/report.md, plots in $out/plots/, CSV in $out/*.csv" >&2
+[ "$failures" = 0 ]
