@@ -3,6 +3,7 @@
 //! and PNG plots under `plots/`, and prints the summary table.
 
 mod data;
+mod import;
 mod micro;
 mod paper;
 mod plot;
@@ -20,6 +21,7 @@ use section::Ctx;
 
 const HELP: &str = "\
 uat-report DIR
+uat-report --import DIR FILE... [--meta KEY=VALUE]...
 
 Writes the paper-reproduction report for DIR, a results directory of
 scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
@@ -30,6 +32,11 @@ scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
                      steal-breakdown, latency, spawn
 and prints the summary table. Plots need a TrueType font: DejaVu Sans
 (Debian: fonts-dejavu-core) or UAT_REPORT_FONT=/path/to/font.ttf.
+With --import, DIR is first made from the benchmarks' own JSON lines in
+FILE... (scripts/scaling.sh output, or runs by hand): each line becomes a
+run (--seq lines the serial elisions, micro spawn/latency/steal their
+sections); --meta sets what the report says of the machine (host, cpu,
+cores, date, commit).
 Exit 0 when the report is complete; 1 when a part of it could not be made
 (said in the report); 2 for a bad command line or an unreadable DIR.";
 
@@ -39,10 +46,21 @@ fn main() -> ExitCode {
         println!("{HELP}");
         return ExitCode::SUCCESS;
     }
-    let [dir] = args.as_slice() else {
+    let dir = if args.first().map(String::as_str) == Some("--import") {
+        match import_args(&args[1..]) {
+            Ok(dir) => dir,
+            Err(e) => {
+                eprintln!("uat-report: error: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    } else if let [dir] = args.as_slice() {
+        dir.clone()
+    } else {
         eprintln!("uat-report: error: want one argument, the results directory (see --help)");
         return ExitCode::from(2);
     };
+    let dir = &dir;
     let made = match generate(Path::new(dir)) {
         Ok(m) => m,
         Err(e) => {
@@ -65,6 +83,37 @@ fn main() -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// `--import DIR FILE... [--meta KEY=VALUE]...`: makes DIR, returns it.
+fn import_args(args: &[String]) -> Result<String, String> {
+    let (dir, rest) = args
+        .split_first()
+        .ok_or("--import wants a directory and JSON-lines files")?;
+    let mut files = Vec::new();
+    let mut meta = serde_json::Map::new();
+    let mut it = rest.iter();
+    while let Some(a) = it.next() {
+        if a == "--meta" {
+            let kv = it.next().ok_or("--meta wants KEY=VALUE")?;
+            let (k, v) = kv
+                .split_once('=')
+                .ok_or_else(|| format!("--meta {kv}: want KEY=VALUE"))?;
+            let v = v
+                .parse::<u64>()
+                .map(serde_json::Value::from)
+                .unwrap_or_else(|_| v.into());
+            meta.insert(k.to_string(), v);
+        } else {
+            files.push(a.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err("--import wants at least one JSON-lines file after the directory".into());
+    }
+    let (n, skipped) = import::import(&files, Path::new(dir), serde_json::Value::Object(meta))?;
+    eprintln!("uat-report: imported {n} runs into {dir} ({skipped} lines skipped)");
+    Ok(dir.clone())
 }
 
 /// What `generate` made: where things went, and the text for stdout.

@@ -141,7 +141,7 @@ pub fn line_panel(area: &Area<'_>, p: &LinePanel<'_>) -> PlotResult {
             .label_font((FONT, 12))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK.mix(0.4))
-            .position(SeriesLabelPosition::LowerRight)
+            .position(SeriesLabelPosition::UpperLeft)
             .draw()?;
     }
     Ok(())

@@ -170,6 +170,7 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
     let mut per_bench = Vec::new();
     let mut gaps = Vec::new();
     let mut am_share = Vec::new();
+    let mut ratios = Vec::new();
     for b in &benches {
         let mut parts = Vec::new();
         for c in ["am, EC off", "am, EC on", "rdma-emulated, EC on", "native"] {
@@ -177,9 +178,39 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
                 parts.push(format!("{c} {:.0}% at {n} ranks", e * 100.0));
             }
         }
-        if let (Some(a), Some(r)) = (eff_at(b, "am, EC off"), eff_at(b, "rdma-emulated, EC on")) {
-            if a.0 == r.0 {
-                gaps.push((bench_title(b), r.1 - a.1, a.0));
+        // The efficiency gap at the largest rank count both modes ran.
+        let am = if s.configs.iter().any(|c| c == "am, EC off") {
+            "am, EC off"
+        } else {
+            "am, EC on"
+        };
+        let common = s.ranks.iter().rev().copied().find(|&n| {
+            n > 1
+                && [am, "rdma-emulated, EC on"]
+                    .iter()
+                    .all(|c| s.median(b, c, n).is_some_and(|r| !r.oversubscribed))
+        });
+        if let Some(n) = common {
+            if let (Some(a), Some(r)) = (s.speedup(b, am, n), s.speedup(b, "rdma-emulated, EC on", n)) {
+                gaps.push((bench_title(b), r.1 - a.1, n));
+            }
+        }
+        // Absolute: am's time over rdma-emulated's, where both ran.
+        let both = s.ranks.iter().rev().copied().find(|&n| {
+            ["am, EC on", "rdma-emulated, EC on"]
+                .iter()
+                .all(|c| s.median(b, c, n).is_some_and(|r| !r.oversubscribed))
+        });
+        if let Some(n) = both {
+            if let (Some(ta), Some(tr)) = (s.time(b, "am, EC on", n), s.time(b, "rdma-emulated, EC on", n)) {
+                let paper = crate::paper::table4(b).and_then(|(_, _, t)| Some(t[2]? / t[0]?));
+                ratios.push(format!(
+                    "{} {:.2}× at {n} rank{}{}",
+                    bench_title(b),
+                    ta / tr,
+                    if n == 1 { "" } else { "s" },
+                    paper.map(|x| format!(" (paper {x:.2}×)")).unwrap_or_default()
+                ));
             }
         }
         if let Some(n) = s.max_ranks(b, "am, EC on") {
@@ -214,6 +245,15 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
             "In `am` mode the polls at spawn (handlers included) took {} of the rank-time at the largest run, \
              most of it the poll's own cost, paid at one rank as well. ",
             am_share.join(", ")
+        );
+    }
+    if !ratios.is_empty() {
+        let _ = write!(
+            p,
+            "In absolute terms `am` (empty check on) took {} the `rdma-emulated` time at the largest rank count \
+             both ran — the paper's Table 4 ratios at 1,800 cores in parentheses; at small scale this is the cost \
+             of polling at every spawn (Table 2), not of stealing. ",
+            ratios.join(", ")
         );
     }
     let rdma_ranks = BENCHES
@@ -266,8 +306,8 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
     } else {
         let _ = write!(
             p,
-            "**The finding is not reproduced here**: both modes hold their efficiency at {max_ranks} ranks \
-             (differences under 10 points). Requests crossing shared memory cost too little for the \
+            "**The finding is not reproduced here**: both modes hold their efficiency (`am` to {max_ranks} \
+             ranks, `rdma-emulated` to {rdma_ranks}; differences under 10 points where both ran). Requests crossing shared memory cost too little for the \
              victim's late answers to matter; the paper's effect needs more thieves per victim and a \
              network (225–1,800 cores over InfiniBand)."
         );

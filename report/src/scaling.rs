@@ -222,10 +222,27 @@ fn present_benches(s: &Scaling<'_>, res: &Results) -> Vec<&'static str> {
 }
 
 fn size_of(res: &Results, b: &str) -> String {
+    // The runs' own parameters first (imported results have no sizes in
+    // meta.json), the driver's options otherwise.
+    let params = res
+        .runs
+        .iter()
+        .filter(|r| r.bench == b && (r.experiment == "scaling" || r.experiment == "seq"))
+        .find_map(|r| r.output.as_ref()?.get("params").cloned());
+    let p = |k: &str| params.as_ref().and_then(|v| v.get(k)).and_then(|v| v.as_f64());
     match b {
-        "btc" => format!("depth {}", res.meta_str("btc_depth")),
-        "uts" => res.meta_str("uts_args"),
-        _ => format!("N = {}", res.meta_str("nqueens")),
+        "btc" => format!(
+            "depth {}",
+            p("depth").map(|d| d.to_string()).unwrap_or(res.meta_str("btc_depth"))
+        ),
+        "uts" => match (p("t"), p("b"), p("r"), p("a"), p("d")) {
+            (Some(t), Some(br), Some(r), Some(a), Some(d)) => format!("-t {t} -b {br} -r {r} -a {a} -d {d}"),
+            _ => res.meta_str("uts_args"),
+        },
+        _ => format!(
+            "N = {}",
+            p("n").map(|n| n.to_string()).unwrap_or(res.meta_str("nqueens"))
+        ),
     }
 }
 
@@ -447,7 +464,7 @@ pub fn scaling(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section>
     text.push_str(
         "\nThe paper (Fig. 14): from 225 to 1,800 cores RDMA-emulated kept 99% / 98% / 99% \
          efficiency (BTC, UTS, NQueens) while AM-based without the empty check fell to 47% (BTC) \
-         and 77% (UTS).\n"
+         and 77% (UTS).\n",
     );
     Some(Section {
         title: "Table 4 and Fig. 14 — strong scaling".into(),
