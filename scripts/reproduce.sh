@@ -136,7 +136,7 @@ else
   for n in $ranks; do positive --ranks "$n"; done
 fi
 [ -z "$bin_dir" ] || [ -d "$bin_dir" ] || die "--bin-dir $bin_dir: no such directory"
-[ -z "$bin_dir" ] || build=0
+[ -z "$bin_dir" ] || { bin_dir=$(cd "$bin_dir" && pwd); build=0; }
 [ -z "$pack" ] || [ "$build" = 1 ] || die "--pack builds; it cannot go with --no-build or --bin-dir"
 experiments=" $(list "$experiments") "
 want() { [[ "$experiments" == *" $1 "* ]]; }

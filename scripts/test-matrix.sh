@@ -13,6 +13,8 @@
 #           conduit x mode
 #   part 3, stress: uts T3 on 2 ranks, N launches (default 20) per conduit x
 #           mode, each with its own victim-choice seed (UAT_SEED)
+#   part 4, scripts/reproduce.sh --quick on every conduit, with
+#           --oversubscribe, and from --pack'ed binaries (--bin-dir)
 #   the ibv variant is built and linked.
 #   --quick: 2 launches in parts 1 and 3, ranks 1-2 in part 2.
 set -uo pipefail
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
     --repeat) repeat=$2; shift 2 ;;
     --stress) stress=$2; shift 2 ;;
     --quick) repeat=2 stress=2 rank_list="1 2"; shift ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
     *) echo "test-matrix.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -118,6 +120,36 @@ for c in "${conduits[@]}"; do
     run_config "stress $c $m n=2: uts T3" "$stress" 0 -- --conduit "$c" --fad "$m" -n 2 -- uts -t 0 -b 2000 -q 0.124875 -m 8 -r 42
   done
 done
+
+# Part 4: the reproduction pipeline on tiny inputs: every conduit, the
+# oversubscribed rows, and a --pack / --bin-dir round trip.
+repro_config() { # NAME -- REPRODUCE.SH-ARGS
+  local name=$1; shift 2
+  local out; out=$(mktemp -d)
+  if timeout 600 scripts/reproduce.sh --quick --reps 1 --out "$out/r" "$@" >/dev/null 2>"$err" \
+     && [ -s "$out/r/report.md" ] && [ -s "$out/r/plots/scaling.png" ]; then
+    results+=("$(printf '%-58s %3d/%-3d passed' "reproduce $name" 1 1)")
+  else
+    failed=$((failed + 1))
+    results+=("$(printf '%-58s %3d/%-3d passed' "reproduce $name" 0 1)")
+    echo "FAILED: reproduce $name: $(tail -n 3 "$err" | tr '\n' ' ')" >&2
+  fi
+  total=$((total + 1))
+  echo "${results[-1]}" >&2
+  rm -rf "$out"
+}
+for c in "${conduits[@]}"; do
+  repro_config "$c" -- --conduit "$c"
+done
+repro_config "smp --oversubscribe" -- --oversubscribe
+pack=$(mktemp -d)
+if scripts/reproduce.sh --pack "$pack/bins" >/dev/null 2>"$err"; then
+  repro_config "smp --bin-dir (packed)" -- --bin-dir "$pack/bins"
+else
+  failed=$((failed + 1)) total=$((total + 1))
+  results+=("reproduce --pack: FAILED")
+fi
+rm -rf "$pack"
 
 echo
 echo "== test matrix ($(date -u +%Y-%m-%dT%H:%MZ); 60 s cap per launch)"
