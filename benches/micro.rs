@@ -166,7 +166,7 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     let plain = if g.rank() == 0 { Some(measure(g)) } else { None };
     g.barrier();
     // Now with a communication-assisting thread polling on every rank.
-    let mode = uat::fad_poller::default_mode(g.neighbourhood().len());
+    let mode = rt.poller_mode();
     let poller = uat::fad_poller::Poller::start(g, mode, None).expect("a polling thread");
     g.barrier();
     let polled = if g.rank() == 0 { Some(measure(g)) } else { None };
@@ -196,6 +196,9 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     }
     let ((get, put), (pget, pput)) = (plain.unwrap(), polled.unwrap());
     let mut m = header(rt, "micro latency");
+    // The second half ran a polling thread beside every rank.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    m.insert("oversubscribed".into(), json!(2 * g.host_ranks().len() > cores));
     m.insert(
         "params".into(),
         json!({"iters": iters, "peer": peer, "poller": mode.name()}),

@@ -22,6 +22,7 @@ with a verified answer; 1 when any failed (it is still in the report).
 Experiments (IPSJ JIP 2016 numbering):
   spawn      Table 2: spawn+join cost per mode vs a plain call and rayon::join
   latency    Fig. 11: 8-byte get/put latency without and with polling threads
+             (on smp also over real UDP on loopback: a network path)
   steal      Fig. 13: one steal, phase by phase, per mode
   seq        Fig. 12: the serial elision of each benchmark (relative times)
   scaling    Table 4, Figs. 14-16: strong scaling of BTC, UTS and NQueens for
@@ -42,6 +43,7 @@ Options:
   --cores N           cores the job may use (default: nproc). rdma-emulated
                       runs need a core per polling thread, so they run at
                       ranks <= N/2 unless --oversubscribe
+  --no-udp-latency    on smp, skip Fig. 11's real-UDP run (and its build)
   --oversubscribe     also run configurations with more spinning threads
                       than cores; such rows are labelled "oversubscribed"
   --btc-depth D       BTC depth (default 27; the paper: 41 at scale, 28 in
@@ -55,8 +57,9 @@ Options:
   --timeout S         per-run limit in seconds (default 600)
   --out DIR           output directory (default results/<timestamp>)
   --no-build          do not build; with --bin-dir, use prebuilt binaries
-  --bin-dir DIR       prebuilt binaries: DIR/<mode>/{btc,uts,nqueens,micro}
-                      and DIR/uat-report (for machines that cannot build)
+  --bin-dir DIR       prebuilt binaries: DIR/<mode>/{btc,uts,nqueens,micro},
+                      DIR/udp-native/micro and DIR/uat-report (for machines
+                      that cannot build)
   --pack DIR          build, copy stripped binaries into DIR in the --bin-dir
                       layout, and stop (to carry them to such a machine)
   -h, --help          this text
@@ -75,7 +78,7 @@ list() { tr ',' ' ' <<<"$1"; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
 ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,seq,scaling"
-conduit=smp launcher="" cores=$(nproc) oversub=0
+conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
 btc_depth=27 uts_depth=11 nqueens=15 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
 while [ $# -gt 0 ]; do
@@ -84,6 +87,7 @@ while [ $# -gt 0 ]; do
     --oversubscribe) oversub=1; shift; continue ;;
     --quick) quick=1; shift; continue ;;
     --no-build) build=0; shift; continue ;;
+    --no-udp-latency) no_udp_latency=1; shift; continue ;;
   esac
   opt=$1 val=""
   case "${opt%%=*}" in
@@ -145,6 +149,11 @@ want() { [[ "$experiments" == *" $1 "* ]]; }
 bin_of() { # MODE PROGRAM
   if [ -n "$bin_dir" ]; then echo "$bin_dir/$1/$2"; else echo "$root/target/$conduit-$1/release/$2"; fi
 }
+# Fig. 11 on smp also runs over real UDP (loopback), where a polling thread
+# competes for GASNet's progress engine as it does for a NIC's.
+udp_latency=0
+if [ "$conduit" = smp ] && want latency && [ "$no_udp_latency" = 0 ]; then udp_latency=1; fi
+udp_micro() { if [ -n "$bin_dir" ]; then echo "$bin_dir/udp-native/micro"; else echo "$root/target/udp-native/release/micro"; fi; }
 report_tool=""
 if [ "$build" = 1 ]; then
   "$root/scripts/setup.sh" || exit 2
@@ -153,6 +162,11 @@ if [ "$build" = 1 ]; then
     (cd "$root" && cargo build --quiet --release --bins --no-default-features \
        --features "$conduit,fad-$m" --target-dir "target/$conduit-$m") || die "building the $conduit-$m variant failed (see above)"
   done
+  if [ "$udp_latency" = 1 ] || [ -n "$pack" ]; then
+    echo "reproduce: building udp-native's micro (Fig. 11 over real UDP; target/udp-native/)" >&2
+    (cd "$root" && cargo build --quiet --release --bin micro --no-default-features \
+       --features udp,fad-native --target-dir target/udp-native) || die "building the udp-native variant failed (see above)"
+  fi
   echo "reproduce: building the report tool (report/, target/report/)" >&2
   cargo build --quiet --release --manifest-path "$root/report/Cargo.toml" --target-dir "$root/target/report" \
     || die "building report/ failed (see above)"
@@ -161,10 +175,14 @@ if [ "$build" = 1 ]; then
     for m in $(list "$modes"); do
       mkdir -p "$pack/$m"
       for p in btc uts nqueens micro; do
-        cp "$(bin_of "$m" "$p")" "$pack/$m/$p" && strip "$pack/$m/$p" 2>/dev/null || true
+        cp "$(bin_of "$m" "$p")" "$pack/$m/$p" || die "cannot copy into $pack"
+        strip "$pack/$m/$p" 2>/dev/null || true
       done
     done
-    cp "$report_tool" "$pack/uat-report" && strip "$pack/uat-report" 2>/dev/null || true
+    mkdir -p "$pack/udp-native"
+    cp "$(udp_micro)" "$pack/udp-native/micro" || die "cannot copy into $pack"
+    cp "$report_tool" "$pack/uat-report" || die "cannot copy into $pack"
+    strip "$pack/udp-native/micro" "$pack/uat-report" 2>/dev/null || true
     echo "reproduce: packed into $pack ($(du -sh "$pack" | cut -f1)); run there with --bin-dir $pack" >&2
     exit 0
   fi
@@ -174,6 +192,10 @@ else
       [ -x "$(bin_of "$m" "$p")" ] || die "no $(bin_of "$m" "$p"): build first (scripts/reproduce.sh --pack DIR makes a --bin-dir)"
     done
   done
+  if [ "$udp_latency" = 1 ] && [ ! -x "$(udp_micro)" ]; then
+    echo "reproduce: no $(udp_micro): Fig. 11 runs on $conduit only (--pack makes one)" >&2
+    udp_latency=0
+  fi
   if [ -n "$bin_dir" ] && [ -x "$bin_dir/uat-report" ]; then report_tool="$bin_dir/uat-report"
   elif [ -x "$root/target/report/release/uat-report" ]; then report_tool="$root/target/report/release/uat-report"; fi
 fi
@@ -204,7 +226,9 @@ seqno=0 failures=0 started=$SECONDS
 run_job() {
   local exp=$1 mode=$2 ec=$3 n=$4 bench=$5; shift 5
   local threads=$n over=false
-  [ "$mode" != rdma-emulated ] || threads=$((2 * n))
+  # rdma-emulated ranks run a polling thread; micro latency runs one beside
+  # every rank (its "with pollers" half) in every mode.
+  if [ "$mode" = rdma-emulated ] || [ "$exp" = latency ]; then threads=$((2 * n)); fi
   [ "$threads" -le "$cores" ] || over=true
   seqno=$((seqno + 1))
   local id; id=$(printf '%03d' "$seqno")
@@ -213,12 +237,14 @@ run_job() {
   local args=("$@")
   [ -z "$sub" ] || args=("$sub" "${args[@]}")
   [ "$ec" = na ] || args+=(--empty-check "$ec")
-  local runner=("$root/scripts/run.sh" --no-build --conduit "$conduit" --timeout "$timeout_s" -n "$n")
+  # job_conduit / job_flags / job_program (set for one call) run it elsewhere.
+  local runner=("$root/scripts/run.sh" --no-build --conduit "${job_conduit:-$conduit}" ${job_flags:-} --timeout "$timeout_s" -n "$n")
   [ -z "$launcher" ] || runner+=(--launcher "$launcher")
-  printf 'reproduce: [%s %4ds] %-8s %-14s %-13s ec=%-3s %3s ranks%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$ec" "$n" \
+  printf 'reproduce: [%s %4ds] %-8s %-14s %-13s ec=%-3s %3s ranks%s%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$ec" "$n" \
+    "$([ -z "${job_conduit:-}" ] || echo " over ${job_conduit}${job_flags:+ $job_flags}")" \
     "$([ "$over" = true ] && echo ' (oversubscribed)')" >&2
   local t0=$EPOCHREALTIME
-  "${runner[@]}" -- "$(bin_of "$mode" "$prog")" "${args[@]}" >"$out/logs/$id.out" 2>"$out/logs/$id.err"
+  "${runner[@]}" -- "${job_program:-$(bin_of "$mode" "$prog")}" "${args[@]}" >"$out/logs/$id.out" 2>"$out/logs/$id.err"
   local rc=$?
   local wall; wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
   local last; last=$(tail -n 1 "$out/logs/$id.out")
@@ -233,8 +259,8 @@ run_job() {
   [ "$status" = ok ] || [ "$status" = counted ] || failures=$((failures + 1))
   printf '%s (%.1f s)\n' "$status" "$wall" >&2
   [ "$status" = ok ] || [ "$status" = counted ] || sed 's/^/    | /' "$out/logs/$id.err" | tail -n 4 >&2
-  printf '{"id":"%s","experiment":"%s","bench":"%s","mode":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
-    "$id" "$exp" "$bench" "$mode" "$ec" "$n" "${args[*]}" "$over" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
+  printf '{"id":"%s","experiment":"%s","bench":"%s","conduit":"%s","mode":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
+    "$id" "$exp" "$bench" "${job_conduit:-$conduit}${job_flags:+ $job_flags}" "$mode" "$ec" "$n" "${args[*]}" "$over" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
   last_line=$last last_status=$status
 }
 
@@ -283,6 +309,9 @@ for m in $(list "$modes"); do
   want latency && run_job latency "$m" na 2 micro-latency
   want steal && run_job steal "$m" na 2 micro-steal
 done
+if [ "$udp_latency" = 1 ]; then
+  job_conduit=udp job_flags=--real-udp job_program=$(udp_micro) run_job latency native na 2 micro-latency
+fi
 
 # --- Fig. 12: the serial elision of each benchmark, in each mode's binary. ---
 if want seq; then

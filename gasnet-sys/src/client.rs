@@ -136,6 +136,20 @@ impl Gasnet {
             .collect()
     }
 
+    /// The ranks on this host, this one included: the neighbourhood, or more
+    /// where shared memory between ranks is off (`GASNET_SUPERNODE_MAXSIZE`)
+    /// — what counts when asking whether threads outnumber cores.
+    pub fn host_ranks(self) -> Vec<u32> {
+        let mut info: *const raw::gex_RankInfo_t = std::ptr::null_mut();
+        let (mut count, mut me) = (0, 0);
+        // SAFETY: init succeeded; GASNet fills a table it owns.
+        unsafe { raw::gex_System_QueryHostInfo(&mut info, &mut count, &mut me) };
+        // SAFETY: the table has `count` entries and lives as long as GASNet.
+        (0..count as usize)
+            .map(|i| unsafe { (*info.add(i)).gex_jobrank })
+            .collect()
+    }
+
     /// The largest segment this process may attach.
     pub fn max_segment_size(self) -> usize {
         // SAFETY: init succeeded.

@@ -56,6 +56,9 @@ pub struct Run {
     pub experiment: String,
     /// `btc`, `uts`, `nqueens`, `micro-spawn`, `micro-latency`, `micro-steal`.
     pub bench: String,
+    /// The conduit it ran on as the driver launched it (`smp`, `udp
+    /// --real-udp`, ...); None in records that predate the field.
+    pub conduit: Option<String>,
     /// `native`, `am` or `rdma-emulated`.
     pub mode: String,
     /// `on`, `off`, or `na` (not a scheduler run).
@@ -184,6 +187,7 @@ impl Run {
             id: s("id")?,
             experiment: s("experiment")?,
             bench: s("bench")?,
+            conduit: s("conduit").ok(),
             mode: s("mode")?,
             empty_check: s("empty_check")?,
             ranks: n("ranks").ok_or("record without \"ranks\"")? as u32,
@@ -220,6 +224,7 @@ mod tests {
             id: "1".into(),
             experiment: "scaling".into(),
             bench: "btc".into(),
+            conduit: None,
             mode: "am".into(),
             empty_check: "off".into(),
             ranks: 2,

@@ -135,6 +135,17 @@ pub fn spawn(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     })
 }
 
+/// "native" on the report's conduit; "native, udp (real UDP)" elsewhere.
+fn where_ran(r: &Run, conduit: &str) -> String {
+    match r.conduit.as_deref() {
+        Some(c) if c != conduit => {
+            let c = c.replace(" --real-udp", " (real UDP)");
+            format!("{}, {c}", r.mode)
+        }
+        _ => r.mode.clone(),
+    }
+}
+
 /// Fig. 11: latency with and without polling threads.
 pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     let runs: Vec<&Run> = res.of("latency").collect();
@@ -152,8 +163,10 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "fetch-and-add (µs)",
         "status",
     ]);
+    let conduit = res.meta_str("conduit");
     let mut csv = Table::new(&[
         "mode",
+        "conduit",
         "status",
         "oversubscribed",
         "get_us",
@@ -164,11 +177,16 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     ]);
     for r in &runs {
         let v: Vec<Option<f64>> = keys.iter().map(|k| r.num(&["latency_us", k])).collect();
-        let mut row = vec![r.mode.clone()];
+        let mut row = vec![where_ran(r, &conduit)];
         row.extend(v.iter().map(|x| fmt(*x, 3)));
         row.push(status_note(r));
         md.push(row);
-        let mut row = vec![r.mode.clone(), r.status.name().into(), r.oversubscribed.to_string()];
+        let mut row = vec![
+            r.mode.clone(),
+            r.conduit.clone().unwrap_or(conduit.clone()),
+            r.status.name().into(),
+            r.oversubscribed.to_string(),
+        ];
         row.extend(v.iter().map(|x| raw(*x)));
         csv.push(row);
     }
@@ -188,11 +206,15 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         .map(|r| {
             (
                 if r.oversubscribed {
-                    format!("{} (oversubscribed)", r.mode)
+                    format!("{} (oversubscribed)", where_ran(r, &conduit))
                 } else {
-                    r.mode.clone()
+                    where_ran(r, &conduit)
                 },
-                plot::config_color(&r.mode),
+                if where_ran(r, &conduit) == r.mode {
+                    plot::config_color(&r.mode)
+                } else {
+                    PALETTE[4]
+                },
                 keys.iter().map(|k| r.num(&["latency_us", k])).collect(),
             )
         })
@@ -202,7 +224,6 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         plot::config_color("paper"),
         vec![Some(p[0]), Some(p[1]), Some(p[2]), Some(p[3]), None],
     ));
-    let conduit = res.meta_str("conduit");
     let img = ctx.plot("latency", "8-byte latencies", |path| {
         let areas = plot::figure(
             path,
@@ -229,8 +250,10 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     let note = if conduit == "smp" {
         "On the smp conduit a get or put is a load or store in shared memory: a polling thread \
          cannot delay it, so the with/without columns agree. The paper's effect (a polling thread \
-         competing with the NIC's completion path) needs a network: run with `--conduit udp` here, \
-         or `--conduit ibv` on a cluster."
+         competing for the network's progress engine) needs a network: the `udp (real UDP)` row runs \
+         the same measurement with shared memory off, every operation a UDP round trip on loopback \
+         (polling threads there wait by yielding when ranks and pollers outnumber the cores, and the \
+         row is then labelled oversubscribed); `--conduit ibv` on a cluster measures the paper's case."
     } else {
         "Over a network a polling thread in every process competes for the progress engine; the \
          paper saw +40% on get and put."

@@ -256,6 +256,36 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
             ratios.join(", ")
         );
     }
+    // Fig. 11's effect, where a run had a network path.
+    let net = res.of("latency").find(|r| {
+        r.status.usable()
+            && r.output
+                .as_ref()
+                .and_then(|o| o.get("fad_path"))
+                .and_then(|v| v.as_str())
+                == Some("active-messages")
+            && r.num(&["latency_us", "get"]).is_some_and(|g| g > 1.0)
+    });
+    if let Some(r) = net {
+        let up = |k: &str| {
+            Some(100.0 * (r.num(&["latency_us", &format!("{k}_with_poller")])? / r.num(&["latency_us", k])? - 1.0))
+        };
+        if let (Some(g), Some(pu)) = (up("get"), up("put")) {
+            let _ = write!(
+                p,
+                "Over a network path ({}) polling threads raised get/put latency by {g:+.0}% / {pu:+.0}% \
+                 (paper: {:+.0}% / {:+.0}% over InfiniBand){}. ",
+                r.conduit.as_deref().unwrap_or("?").replace(" --real-udp", ", real UDP"),
+                100.0 * (crate::paper::LATENCY_CYCLES[2] / crate::paper::LATENCY_CYCLES[0] - 1.0),
+                100.0 * (crate::paper::LATENCY_CYCLES[3] / crate::paper::LATENCY_CYCLES[1] - 1.0),
+                if r.oversubscribed {
+                    "; the pollers shared cores with the ranks here"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
     let rdma_ranks = BENCHES
         .iter()
         .filter_map(|b| eff_at(b, "rdma-emulated, EC on").map(|x| x.0))

@@ -179,13 +179,19 @@ impl Runtime {
         }
     }
 
+    /// How a polling thread of this runtime waits (`UAT_POLLER`, or the
+    /// default for this host's rank count).
+    pub fn poller_mode(&self) -> am_fad::poller::PollerMode {
+        poller_mode(self.gasnet, self.config())
+    }
+
     /// Whether this host runs more spinning threads (workers, plus pollers in
     /// `rdma-emulated` mode) than it has cores: timings are then not
     /// representative, and reports label them.
     pub fn oversubscribed(&self) -> bool {
         let per_rank = if worker().poller.borrow().is_some() { 2 } else { 1 };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.gasnet.neighbourhood().len() * per_rank > cores
+        self.gasnet.host_ranks().len() * per_rank > cores
     }
 
     /// Stops the communication-assisting thread (if any) and ends the job
@@ -253,17 +259,22 @@ where
     scheduler::enter()
 }
 
+/// How a polling thread waits: `UAT_POLLER` if set, else spin when this
+/// host has a core for every rank's worker and poller.
+pub(crate) fn poller_mode(gasnet: Gasnet, config: &Config) -> am_fad::poller::PollerMode {
+    match config.poller_yield {
+        Some(true) => am_fad::poller::PollerMode::Yield,
+        Some(false) => am_fad::poller::PollerMode::Spin,
+        None => am_fad::poller::default_mode(gasnet.host_ranks().len()),
+    }
+}
+
 /// Starts the communication-assisting thread in `rdma-emulated` mode.
 fn start_poller(gasnet: Gasnet, config: &Config) -> Result<Option<am_fad::poller::Poller>, StartError> {
     if am_fad::MODE != am_fad::Mode::RdmaEmulated {
         return Ok(None);
     }
-    let mode = match config.poller_yield {
-        Some(true) => am_fad::poller::PollerMode::Yield,
-        Some(false) => am_fad::poller::PollerMode::Spin,
-        None => am_fad::poller::default_mode(gasnet.neighbourhood().len()),
-    };
-    am_fad::poller::Poller::start(gasnet, mode, config.poller_core)
+    am_fad::poller::Poller::start(gasnet, poller_mode(gasnet, config), config.poller_core)
         .map(Some)
         .map_err(|e| StartError::Other(format!("cannot start the communication-assisting thread: {e}")))
 }
