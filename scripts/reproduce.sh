@@ -162,7 +162,7 @@ if [ "$build" = 1 ]; then
     (cd "$root" && cargo build --quiet --release --bins --no-default-features \
        --features "$conduit,fad-$m" --target-dir "target/$conduit-$m") || die "building the $conduit-$m variant failed (see above)"
   done
-  if [ "$udp_latency" = 1 ] || [ -n "$pack" ]; then
+  if [ "$udp_latency" = 1 ]; then
     echo "reproduce: building udp-native's micro (Fig. 11 over real UDP; target/udp-native/)" >&2
     (cd "$root" && cargo build --quiet --release --bin micro --no-default-features \
        --features udp,fad-native --target-dir target/udp-native) || die "building the udp-native variant failed (see above)"
@@ -179,10 +179,13 @@ if [ "$build" = 1 ]; then
         strip "$pack/$m/$p" 2>/dev/null || true
       done
     done
-    mkdir -p "$pack/udp-native"
-    cp "$(udp_micro)" "$pack/udp-native/micro" || die "cannot copy into $pack"
+    if [ "$udp_latency" = 1 ]; then
+      mkdir -p "$pack/udp-native"
+      cp "$(udp_micro)" "$pack/udp-native/micro" || die "cannot copy into $pack"
+      strip "$pack/udp-native/micro" 2>/dev/null || true
+    fi
     cp "$report_tool" "$pack/uat-report" || die "cannot copy into $pack"
-    strip "$pack/udp-native/micro" "$pack/uat-report" 2>/dev/null || true
+    strip "$pack/uat-report" 2>/dev/null || true
     echo "reproduce: packed into $pack ($(du -sh "$pack" | cut -f1)); run there with --bin-dir $pack" >&2
     exit 0
   fi
