@@ -15,7 +15,7 @@ pub fn render(res: &Results, s: &Scaling<'_>, summary: &Table, sections: &[Secti
     let _ = writeln!(
         md,
         "Run of {} on `{}` ({}, {} cores), commit `{}`, conduit `{}`; modes {}; ranks {}; {} repetition(s) \
-         per scaling point. Inputs: BTC depth {}, UTS `{}`, NQueens {}.{}\n",
+         per scaling point. Inputs: BTC {}, UTS `{}`, NQueens {}.{}\n",
         m("date"),
         m("host"),
         m("cpu"),
@@ -25,9 +25,9 @@ pub fn render(res: &Results, s: &Scaling<'_>, summary: &Table, sections: &[Secti
         m("modes"),
         m("ranks"),
         m("reps"),
-        m("btc_depth"),
-        m("uts_args"),
-        m("nqueens"),
+        crate::scaling::size_of(res, "btc"),
+        crate::scaling::size_of(res, "uts"),
+        crate::scaling::size_of(res, "nqueens"),
         if res.meta.get("quick").and_then(|v| v.as_bool()) == Some(true) {
             " **Quick mode: tiny inputs, a test of the pipeline, not a measurement.**"
         } else {

@@ -221,7 +221,7 @@ fn present_benches(s: &Scaling<'_>, res: &Results) -> Vec<&'static str> {
         .collect()
 }
 
-fn size_of(res: &Results, b: &str) -> String {
+pub fn size_of(res: &Results, b: &str) -> String {
     // The runs' own parameters first (imported results have no sizes in
     // meta.json), the driver's options otherwise.
     let params = res
