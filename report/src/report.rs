@@ -239,6 +239,14 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
         per_bench.join("; ")
     });
     p.push_str(". ");
+    if let Some(noise) = s.noise().filter(|&n| n > 0.05) {
+        let _ = write!(
+            p,
+            "(Repetitions of one cell differed by up to {:.0}% of their median here, so differences \
+             smaller than that — efficiencies above 100% among them — are noise.) ",
+            noise * 100.0
+        );
+    }
     if !am_share.is_empty() {
         let _ = write!(
             p,

@@ -80,6 +80,26 @@ impl<'a> Scaling<'a> {
             .unwrap_or(&[])
     }
 
+    /// The largest spread of repeated runs of one cell, (max − min) /
+    /// median: this machine's run-to-run noise, to read differences by.
+    pub fn noise(&self) -> Option<f64> {
+        self.cells
+            .values()
+            .filter_map(|runs| {
+                let t: Vec<f64> = runs
+                    .iter()
+                    .filter(|r| r.status.usable())
+                    .filter_map(|r| r.time_s())
+                    .collect();
+                if t.len() < 2 {
+                    return None;
+                }
+                let (lo, hi) = t.iter().fold((f64::MAX, f64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+                Some((hi - lo) / median_run(runs)?.time_s()?)
+            })
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+    }
+
     /// The median run of a cell (None: not run, or no usable run).
     pub fn median(&self, b: &str, c: &str, n: u32) -> Option<&'a Run> {
         median_run(self.runs(b, c, n))
