@@ -91,7 +91,14 @@ pub fn spawn(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     let modes: Vec<String> = runs.iter().map(|r| r.mode.clone()).collect();
     let col = |k: &str| runs.iter().map(|r| r.num(&[k, "cycles"])).collect::<Vec<_>>();
     let img = ctx.plot("spawn", "spawn+join cost per mode", |path| {
-        let areas = plot::figure(path, "Table 2: cost of creating and joining a task (not stolen)", 1, 1)?;
+        let bars = 5 * modes.len() as u32;
+        let areas = plot::figure_sized(
+            path,
+            "Table 2: cost of creating and joining a task (not stolen)",
+            1,
+            1,
+            300 + 45 * bars,
+        )?;
         plot::bar_panel(
             &areas[0],
             &BarPanel {
@@ -225,12 +232,8 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         vec![Some(p[0]), Some(p[1]), Some(p[2]), Some(p[3]), None],
     ));
     let img = ctx.plot("latency", "8-byte latencies", |path| {
-        let areas = plot::figure(
-            path,
-            &format!("Fig. 11: 8-byte latency, rank 0 → rank 1 ({conduit})"),
-            1,
-            1,
-        )?;
+        let bars = 5 * series.len() as u32;
+        let areas = plot::figure_sized(path, "Fig. 11: 8-byte latency, rank 0 → rank 1", 1, 1, 300 + 45 * bars)?;
         plot::bar_panel(
             &areas[0],
             &BarPanel {

@@ -47,8 +47,20 @@ pub fn register_fonts() -> Result<(), String> {
 
 /// A figure: a white canvas with a title, split into `rows` × `cols` panels.
 pub fn figure<'a>(path: &'a Path, title: &str, rows: usize, cols: usize) -> Result<Vec<Area<'a>>, Box<dyn Error>> {
-    let (w, h) = (440 * cols as u32 + 40, 340 * rows as u32 + 60);
-    let root = BitMapBackend::new(path, (w.max(900), h)).into_drawing_area();
+    figure_sized(path, title, rows, cols, 900)
+}
+
+/// A figure at least `min_width` pixels wide (bar charts with many bars).
+pub fn figure_sized<'a>(
+    path: &'a Path,
+    title: &str,
+    rows: usize,
+    cols: usize,
+    min_width: u32,
+) -> Result<Vec<Area<'a>>, Box<dyn Error>> {
+    let w = (440 * cols as u32 + 40).max(min_width);
+    let h = (340 * rows as u32 + 60).max(w * 2 / 5);
+    let root = BitMapBackend::new(path, (w, h)).into_drawing_area();
     root.fill(&WHITE)?;
     let body = root.titled(title, (FONT, 24))?;
     Ok(body.split_evenly((rows, cols)))
@@ -190,7 +202,8 @@ pub fn bar_panel(area: &Area<'_>, p: &BarPanel<'_>) -> PlotResult {
         (true, _) => format!("{:.0}%", y),
         _ => short(*y),
     };
-    let label_style = TextStyle::from((FONT, 11).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+    let label_size = if p.series.len() > 3 { 10 } else { 11 };
+    let label_style = TextStyle::from((FONT, label_size).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
     let value_label = |v: f64| if p.y_percent { format!("{v:.1}%") } else { short(v) };
     let bar_geometry = |group: usize, s: usize| {
         let width = 0.8 / if p.stacked { 1.0 } else { p.series.len().max(1) as f64 };
@@ -273,10 +286,19 @@ pub fn bar_panel(area: &Area<'_>, p: &BarPanel<'_>) -> PlotResult {
         } else {
             1e-3
         };
-        let mut chart = builder(area).build_cartesian_2d(x_range, (bottom..(top.max(bottom) * 6.0)).log_scale())?;
+        // Headroom above the tallest bar for the legend: a tenth of the
+        // data's decades per legend row.
+        let decades = (top.max(bottom) / bottom).log10().max(1.0);
+        let headroom = 10f64.powf(decades * 0.1 * (p.series.len() as f64 + 1.0));
+        let mut chart =
+            builder(area).build_cartesian_2d(x_range, (bottom..(top.max(bottom) * headroom)).log_scale())?;
         draw!(chart, bottom);
     } else {
-        let headroom = if p.stacked { 1.6 } else { 1.35 };
+        let headroom = if p.stacked {
+            1.6
+        } else {
+            1.25 + 0.1 * p.series.len() as f64
+        };
         let mut chart =
             builder(area).build_cartesian_2d(x_range, 0.0..(if top > 0.0 { top * headroom } else { 1.0 }))?;
         draw!(chart, 0.0);
