@@ -24,6 +24,8 @@ Experiments (IPSJ JIP 2016 numbering):
   latency    Fig. 11: 8-byte get/put latency without and with polling threads
              (on smp also over real UDP on loopback: a network path)
   steal      Fig. 13: one steal, phase by phase, per mode
+  fad        the mechanism behind Figs. 14-16: a victim computing while the
+             other ranks fetch-and-add on it (micro fad), at each rank count
   seq        Fig. 12: the serial elision of each benchmark (relative times)
   scaling    Table 4, Figs. 14-16: strong scaling of BTC, UTS and NQueens for
              {rdma-emulated, am} x {empty check on, off} plus native; steals,
@@ -36,7 +38,7 @@ Options:
   --ranks LIST        rank counts, e.g. 1,2,4,8,16 (default: powers of two up
                       to the number of cores)
   --modes LIST        fetch-and-add modes (default: native,am,rdma-emulated)
-  --experiments LIST  subset of spawn,latency,steal,seq,scaling (default: all)
+  --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling (default: all)
   --conduit C         smp (default) | udp | mpi | ibv
   --launcher CMD      mpi/ibv: the launcher to use instead of mpirun or
                       GASNet's gasnetrun_ibv (passed to scripts/run.sh)
@@ -77,7 +79,7 @@ list() { tr ',' ' ' <<<"$1"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
-ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,seq,scaling"
+ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling"
 conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
 btc_depth=27 uts_depth=11 nqueens=15 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
@@ -124,7 +126,7 @@ for m in $(list "$modes"); do
   case "$m" in native|am|rdma-emulated) ;; *) die "unknown fetch-and-add mode '$m' (native, am or rdma-emulated)" ;; esac
 done
 for e in $(list "$experiments"); do
-  case "$e" in spawn|latency|steal|seq|scaling) ;; *) die "unknown experiment '$e' (spawn, latency, steal, seq, scaling)" ;; esac
+  case "$e" in spawn|latency|steal|fad|seq|scaling) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling)" ;; esac
 done
 positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
 positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
@@ -306,11 +308,16 @@ bench_args() { # BENCH -> the benchmark and its arguments
   esac
 }
 
-# --- Micro-benchmarks: Table 2, Fig. 11, Fig. 13. ---
+# --- Micro-benchmarks: Table 2, Fig. 11, Fig. 13, the victim under fire. ---
 for m in $(list "$modes"); do
   want spawn && run_job spawn "$m" na 1 micro-spawn
   want latency && run_job latency "$m" na 2 micro-latency
   want steal && run_job steal "$m" na 2 micro-steal
+done
+for m in $(list "$modes"); do
+  for n in $ranks; do
+    [ "$n" -lt 2 ] || ! want fad || run_job fad "$m" na "$n" micro-fad
+  done
 done
 if [ "$udp_latency" = 1 ]; then
   job_conduit=udp job_flags=--real-udp job_program=$(udp_micro) run_job latency native na 2 micro-latency

@@ -16,6 +16,7 @@ fn experiment(line: &Value) -> Option<(&'static str, String)> {
         "micro spawn" => Some(("spawn", "micro-spawn".into())),
         "micro latency" => Some(("latency", "micro-latency".into())),
         "micro steal" => Some(("steal", "micro-steal".into())),
+        "micro fad" => Some(("fad", "micro-fad".into())),
         "btc" | "uts" | "nqueens" if seq => Some(("seq", bench.into())),
         "btc" | "uts" | "nqueens" => Some(("scaling", bench.into())),
         _ => None,
@@ -106,7 +107,11 @@ mod tests {
         assert_eq!(experiment(&scaling), Some(("scaling", "uts".into())));
         assert_eq!(experiment(&seq), Some(("seq", "nqueens".into())));
         assert_eq!(experiment(&steal), Some(("steal", "micro-steal".into())));
-        assert_eq!(experiment(&json!({"bench": "micro fad"})), None);
+        assert_eq!(
+            experiment(&json!({"bench": "micro fad"})),
+            Some(("fad", "micro-fad".into()))
+        );
+        assert_eq!(experiment(&json!({"bench": "gasnet-check"})), None);
         assert_eq!(experiment(&json!({"ok": true})), None);
     }
 }

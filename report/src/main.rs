@@ -27,9 +27,9 @@ Writes the paper-reproduction report for DIR, a results directory of
 scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
   DIR/report.md      the report: findings, our numbers next to the paper's
   DIR/*.csv          scaling.csv (every benchmark run), spawn.csv,
-                     latency.csv, steal.csv
+                     latency.csv, steal.csv, fad.csv
   DIR/plots/*.png    scaling, steals, overhead, msg-handling,
-                     steal-breakdown, latency, spawn
+                     steal-breakdown, latency, spawn, fad
 and prints the summary table. Plots need a TrueType font: DejaVu Sans
 (Debian: fonts-dejavu-core) or UAT_REPORT_FONT=/path/to/font.ttf.
 With --import, DIR is first made from the benchmarks' own JSON lines in
@@ -145,6 +145,7 @@ fn generate(dir: &Path) -> Result<Made, String> {
         micro::latency(&res, &mut ctx),
         scaling::overhead(&res, &s, &mut ctx),
         micro::steal(&res, &mut ctx),
+        micro::fad(&res, &mut ctx),
         scaling::scaling(&res, &s, &mut ctx),
         scaling::steals(&res, &s, &mut ctx),
         scaling::messages(&res, &s, &mut ctx),

@@ -437,3 +437,115 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         text,
     })
 }
+
+/// The mechanism behind Figs. 14–16: how much a victim's own work slows
+/// while the other ranks fetch-and-add on its lock word.
+pub fn fad(res: &Results, ctx: &mut Ctx) -> Option<Section> {
+    let runs: Vec<&Run> = res.of("fad").collect();
+    if runs.is_empty() {
+        return None;
+    }
+    let mut md = Table::new(&[
+        "mode",
+        "ranks",
+        "hammering ranks",
+        "victim alone (s)",
+        "victim hammered (s)",
+        "slowdown",
+        "fetch-and-add (µs)",
+        "status",
+    ]);
+    let mut csv = Table::new(&[
+        "mode",
+        "ranks",
+        "status",
+        "oversubscribed",
+        "hammering_ranks",
+        "alone_s",
+        "hammered_s",
+        "slowdown",
+        "fadd_latency_us",
+    ]);
+    for r in &runs {
+        let v = |k: &str| r.num(&["victim_busy_s", k]);
+        md.push(vec![
+            r.mode.clone(),
+            r.ranks.to_string(),
+            r.ranks.saturating_sub(1).to_string(),
+            fmt(v("alone"), 3),
+            fmt(v("hammered"), 3),
+            fmt(v("slowdown"), 2) + "×",
+            fmt(r.num(&["fadd_latency_us"]), 3),
+            status_note(r),
+        ]);
+        csv.push(vec![
+            r.mode.clone(),
+            r.ranks.to_string(),
+            r.status.name().into(),
+            r.oversubscribed.to_string(),
+            r.ranks.saturating_sub(1).to_string(),
+            raw(v("alone")),
+            raw(v("hammered")),
+            raw(v("slowdown")),
+            raw(r.num(&["fadd_latency_us"])),
+        ]);
+    }
+    ctx.csv("fad", &csv);
+    let mut modes: Vec<String> = Vec::new();
+    for r in &runs {
+        if !modes.contains(&r.mode) {
+            modes.push(r.mode.clone());
+        }
+    }
+    let mut ticks: Vec<f64> = runs.iter().map(|r| r.ranks as f64).collect();
+    ticks.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    ticks.dedup();
+    let lines: Vec<plot::Line> = modes
+        .iter()
+        .map(|m| plot::Line {
+            name: m.clone(),
+            color: plot::config_color(m),
+            points: runs
+                .iter()
+                .filter(|r| &r.mode == m && r.status.usable())
+                .filter_map(|r| Some((r.ranks as f64, r.num(&["victim_busy_s", "slowdown"])?, r.oversubscribed)))
+                .collect(),
+        })
+        .collect();
+    let img = ctx.plot("fad", "victim slowdown under fetch-and-add requests", |path| {
+        let areas = plot::figure(
+            path,
+            "Victim slowdown under fetch-and-add requests (hollow: oversubscribed)",
+            1,
+            1,
+        )?;
+        plot::line_panel(
+            &areas[0],
+            &plot::LinePanel {
+                title: "victim's time hammered / alone",
+                x_desc: "ranks (all but the victim hammering)",
+                y_desc: "slowdown",
+                x_ticks: ticks,
+                y_range: None,
+                y_percent: false,
+                legend: true,
+                lines,
+            },
+        )?;
+        plot::finish(areas)
+    });
+    Some(Section {
+        title: "The mechanism — a victim under fetch-and-add requests".into(),
+        text: format!(
+            "`micro fad`: rank 0 runs a fixed computation alone, then again while every other rank \
+             fetch-and-adds on its lock word; the slowdown is the ratio (the counter is checked \
+             exactly). This is what Figs. 14 and 16 aggregate: with `am` the victim itself answers \
+             each request in its poll at spawn, so thieves cost it time; with `rdma-emulated` its \
+             polling thread answers (free when it has its own core); `native` uses the network's or \
+             the CPU's atomics.\n\n{}\n{}{}",
+            md.markdown(),
+            img,
+            failures(&runs)
+        ),
+    })
+}

@@ -264,6 +264,32 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
             ratios.join(", ")
         );
     }
+    // The mechanism: the victim's slowdown at the largest rank count run.
+    let fad: Vec<_> = res.of("fad").filter(|r| r.status.usable()).collect();
+    if let Some(n) = fad.iter().map(|r| r.ranks).max() {
+        let parts: Vec<String> = fad
+            .iter()
+            .filter(|r| r.ranks == n)
+            .filter_map(|r| {
+                let x = r.num(&["victim_busy_s", "slowdown"])?;
+                Some(format!(
+                    "{x:.2}× in `{}`{}",
+                    r.mode,
+                    if r.oversubscribed { " (oversubscribed)" } else { "" }
+                ))
+            })
+            .collect();
+        if !parts.is_empty() {
+            let _ = write!(
+                p,
+                "The mechanism itself (`micro fad`): a victim computing while {} other rank{} fetch-and-added on \
+                 it slowed {}. ",
+                n - 1,
+                if n == 2 { "" } else { "s" },
+                parts.join(", ")
+            );
+        }
+    }
     // Fig. 11's effect, where a run had a network path.
     let net = res.of("latency").find(|r| {
         r.status.usable()
