@@ -313,11 +313,11 @@ for m in $(list "$modes"); do
   want spawn && run_job spawn "$m" na 1 micro-spawn
   want latency && run_job latency "$m" na 2 micro-latency
   want steal && run_job steal "$m" na 2 micro-steal
-done
-for m in $(list "$modes"); do
-  for n in $ranks; do
-    [ "$n" -lt 2 ] || ! want fad || run_job fad "$m" na "$n" micro-fad
-  done
+  if want fad; then
+    for n in $ranks; do
+      [ "$n" -lt 2 ] || run_job fad "$m" na "$n" micro-fad
+    done
+  fi
 done
 if [ "$udp_latency" = 1 ]; then
   job_conduit=udp job_flags=--real-udp job_program=$(udp_micro) run_job latency native na 2 micro-latency

@@ -126,28 +126,14 @@ impl Gasnet {
     /// The ranks that share memory with this one (PSHM neighbourhood), this
     /// one included.
     pub fn neighbourhood(self) -> Vec<u32> {
-        let mut info: *const raw::gex_RankInfo_t = std::ptr::null_mut();
-        let (mut count, mut me) = (0, 0);
-        // SAFETY: init succeeded; GASNet fills a table it owns.
-        unsafe { raw::gex_System_QueryNbrhdInfo(&mut info, &mut count, &mut me) };
-        // SAFETY: the table has `count` entries and lives as long as GASNet.
-        (0..count as usize)
-            .map(|i| unsafe { (*info.add(i)).gex_jobrank })
-            .collect()
+        rank_table(raw::gex_System_QueryNbrhdInfo)
     }
 
     /// The ranks on this host, this one included: the neighbourhood, or more
     /// where shared memory between ranks is off (`GASNET_SUPERNODE_MAXSIZE`)
     /// — what counts when asking whether threads outnumber cores.
     pub fn host_ranks(self) -> Vec<u32> {
-        let mut info: *const raw::gex_RankInfo_t = std::ptr::null_mut();
-        let (mut count, mut me) = (0, 0);
-        // SAFETY: init succeeded; GASNet fills a table it owns.
-        unsafe { raw::gex_System_QueryHostInfo(&mut info, &mut count, &mut me) };
-        // SAFETY: the table has `count` entries and lives as long as GASNet.
-        (0..count as usize)
-            .map(|i| unsafe { (*info.add(i)).gex_jobrank })
-            .collect()
+        rank_table(raw::gex_System_QueryHostInfo)
     }
 
     /// The largest segment this process may attach.
@@ -228,4 +214,19 @@ impl Gasnet {
             self.exit(101);
         }));
     }
+}
+
+/// The job ranks of one of GASNet's rank tables (neighbourhood, host).
+/// Only called through a `Gasnet` handle, i.e. after init.
+fn rank_table(
+    query: unsafe extern "C" fn(*mut *const raw::gex_RankInfo_t, *mut raw::gex_Rank_t, *mut raw::gex_Rank_t),
+) -> Vec<u32> {
+    let mut info: *const raw::gex_RankInfo_t = std::ptr::null_mut();
+    let (mut count, mut me) = (0, 0);
+    // SAFETY: init succeeded (we hold a `Gasnet`); GASNet fills a table it owns.
+    unsafe { query(&mut info, &mut count, &mut me) };
+    // SAFETY: the table has `count` entries and lives as long as GASNet.
+    (0..count as usize)
+        .map(|i| unsafe { (*info.add(i)).gex_jobrank })
+        .collect()
 }

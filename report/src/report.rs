@@ -156,16 +156,17 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
     let benches: Vec<&str> = BENCHES
         .iter()
         .copied()
-        .filter(|b| s.max_ranks(b, "native").is_some() || s.configs.iter().any(|c| s.max_ranks(b, c).is_some()))
+        .filter(|b| s.configs.iter().any(|c| s.max_ranks(b, c).is_some()))
         .collect();
-    let eff_at = |b: &str, c: &str| -> Option<(u32, f64, bool)> {
+    // (rank count, efficiency) at the largest non-oversubscribed multi-rank run.
+    let eff_at = |b: &str, c: &str| -> Option<(u32, f64)> {
         let n = s
             .ranks
             .iter()
             .rev()
             .copied()
             .find(|&n| n > 1 && s.median(b, c, n).is_some_and(|r| !r.oversubscribed))?;
-        Some((n, s.speedup(b, c, n)?.1, false))
+        Some((n, s.speedup(b, c, n)?.1))
     };
     let mut per_bench = Vec::new();
     let mut gaps = Vec::new();
@@ -174,7 +175,7 @@ pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
     for b in &benches {
         let mut parts = Vec::new();
         for c in ["am, EC off", "am, EC on", "rdma-emulated, EC on", "native"] {
-            if let Some((n, e, _)) = eff_at(b, c) {
+            if let Some((n, e)) = eff_at(b, c) {
                 parts.push(format!("{c} {:.0}% at {n} ranks", e * 100.0));
             }
         }

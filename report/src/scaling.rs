@@ -228,7 +228,8 @@ pub fn csv(res: &Results, ctx: &mut Ctx) {
     ctx.csv("scaling", &t);
 }
 
-fn present_benches(s: &Scaling<'_>, res: &Results) -> Vec<&'static str> {
+/// The benchmarks with scaling or serial runs, in the report's order.
+fn present_benches(res: &Results) -> Vec<&'static str> {
     BENCHES
         .iter()
         .copied()
@@ -237,7 +238,6 @@ fn present_benches(s: &Scaling<'_>, res: &Results) -> Vec<&'static str> {
                 .iter()
                 .any(|r| r.bench == *b && (r.experiment == "scaling" || r.experiment == "seq"))
         })
-        .filter(|b| !s.configs.is_empty() || s.seq.keys().any(|k| k.0 == *b))
         .collect()
 }
 
@@ -271,7 +271,7 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
     if s.seq.is_empty() {
         return None;
     }
-    let benches = present_benches(s, res);
+    let benches = present_benches(res);
     let modes: Vec<String> = ["native", "am", "rdma-emulated"]
         .iter()
         .filter(|m| s.seq.keys().any(|k| k.1 == **m))
@@ -339,7 +339,7 @@ pub fn scaling(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section>
     if s.configs.is_empty() {
         return None;
     }
-    let benches = present_benches(s, res);
+    let benches = present_benches(res);
     let mut text = String::from(
         "Strong scaling: the same input on every rank count; time is the median of the \
          repetitions, efficiency is the speed-up per rank relative to the configuration's \
@@ -497,7 +497,7 @@ pub fn steals(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section> 
     if s.configs.is_empty() || s.ranks.iter().all(|&n| n < 2) {
         return None;
     }
-    let benches = present_benches(s, res);
+    let benches = present_benches(res);
     let mut headers = vec!["benchmark".to_string(), "configuration".into()];
     headers.extend(
         s.ranks
@@ -573,7 +573,7 @@ pub fn messages(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
     if am.is_empty() {
         return None;
     }
-    let benches = present_benches(s, res);
+    let benches = present_benches(res);
     let mut headers = vec!["configuration".to_string()];
     headers.extend(
         benches
@@ -669,7 +669,7 @@ pub fn summary(res: &Results, s: &Scaling<'_>) -> Table {
         "msg share",
         "runs ok",
     ]);
-    for b in present_benches(s, res) {
+    for b in present_benches(res) {
         for c in &s.configs {
             let all: Vec<&Run> = s.ranks.iter().flat_map(|&n| s.runs(b, c, n).iter().copied()).collect();
             if all.is_empty() {
