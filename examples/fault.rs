@@ -16,6 +16,13 @@ enum Fault {
     Panic,
     /// Keeps every rank busy for a minute (for killing a rank from outside).
     Spin,
+    /// A frame without stack probes (as C code or `alloca` makes), 16 MiB
+    /// large, below a task's stack: larger than the stack region, so it
+    /// lands below it.
+    BigFrame,
+    /// A task overflows its stack inside `println!` formatting (holding
+    /// stdout's lock): the report must not need that lock.
+    OverflowInPrint,
 }
 
 /// Runs one deliberate failure inside the runtime.
@@ -66,6 +73,34 @@ fn spin_tree(depth: u32, until: u64) -> u64 {
     a + b + spin_tree(depth - 1, until)
 }
 
+/// A frame of `bytes` without stack probes: move the stack pointer down and
+/// store at the bottom, as a C function with a large local array compiled
+/// without -fstack-clash-protection does.
+#[inline(never)]
+fn big_frame(bytes: usize) -> u64 {
+    // SAFETY: deliberately unsafe: writes one word `bytes` below the stack
+    // pointer (the fault under test); restores rsp before returning.
+    unsafe {
+        std::arch::asm!(
+            "sub rsp, {n}",
+            "mov qword ptr [rsp], 0",
+            "add rsp, {n}",
+            n = in(reg) bytes,
+        );
+    }
+    bytes as u64
+}
+
+/// Formats itself by recursing without bound.
+struct Bottomless(u64);
+
+impl std::fmt::Display for Bottomless {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let pad = std::hint::black_box([self.0; 32]);
+        write!(f, "{}", Bottomless(pad[3] + 1))
+    }
+}
+
 fn spawn_forever(depth: u64) -> u64 {
     uat::spawn(move || spawn_forever(depth + 1)).join() + 1
 }
@@ -73,7 +108,9 @@ fn spawn_forever(depth: u64) -> u64 {
 fn main() {
     let (gasnet, opt) = uat::cli::start::<Options>("fault");
     let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
-    let rt = uat::Runtime::start(gasnet, config).unwrap_or_else(|e| gasnet.fail(e));
+    // SAFETY: the faults here are of other kinds: the tasks hold only
+    // numbers across spawn and join.
+    let rt = unsafe { uat::Runtime::start(gasnet, config) }.unwrap_or_else(|e| gasnet.fail(e));
     if let Some(dir) = &opt.pid_dir {
         std::fs::write(
             dir.join(format!("rank-{}.pid", gasnet.rank())),
@@ -93,6 +130,11 @@ fn main() {
         Fault::Panic if rank == 0 => uat::spawn(|| -> u64 { panic!("deliberate panic in a task") }).join(),
         Fault::Panic => panic_tree(30, rank),
         Fault::Spin => spin_tree(40, until),
+        Fault::BigFrame => big_frame(16 << 20),
+        Fault::OverflowInPrint => {
+            println!("{}", Bottomless(0));
+            0
+        }
     });
     eprintln!("error: the fault did not stop the job");
     gasnet.exit(3);

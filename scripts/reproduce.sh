@@ -162,12 +162,12 @@ if [ "$build" = 1 ]; then
   for m in $(list "$modes"); do
     echo "reproduce: building $conduit-$m (cargo build --release, target/$conduit-$m/)" >&2
     (cd "$root" && cargo build --quiet --release --bins --no-default-features \
-       --features "$conduit,fad-$m" --target-dir "target/$conduit-$m") || die "building the $conduit-$m variant failed (see above)"
+       --features "$conduit,fad-$m,migration-checker" --target-dir "target/$conduit-$m") || die "building the $conduit-$m variant failed (see above)"
   done
   if [ "$udp_latency" = 1 ]; then
     echo "reproduce: building udp-native's micro (Fig. 11 over real UDP; target/udp-native/)" >&2
     (cd "$root" && cargo build --quiet --release --bin micro --no-default-features \
-       --features udp,fad-native --target-dir target/udp-native) || die "building the udp-native variant failed (see above)"
+       --features udp,fad-native,migration-checker --target-dir target/udp-native) || die "building the udp-native variant failed (see above)"
   fi
   echo "reproduce: building the report tool (report/, target/report/)" >&2
   cargo build --quiet --release --manifest-path "$root/report/Cargo.toml" --target-dir "$root/target/report" \

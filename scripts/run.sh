@@ -75,7 +75,7 @@ target_dir="$root/target/$variant"
 if [ "$build" = 1 ]; then
   "$root/scripts/setup.sh"
   (cd "$root" && cargo build --quiet --release --bins --no-default-features \
-     --features "$conduit,fad-$fad" --target-dir "$target_dir") \
+     --features "$conduit,fad-$fad,migration-checker" --target-dir "$target_dir") \
     || { echo "run.sh: error: building the $variant variant failed (see above)" >&2; exit 2; }
 fi
 case "$program" in
@@ -84,7 +84,7 @@ case "$program" in
 esac
 if [ ! -x "$exe" ]; then
   if [ "$exe" != "$program" ] && [ "$build" = 0 ] && [ ! -d "$target_dir/release" ]; then
-    die "the $variant variant is not built (no $target_dir/release); run without --no-build, or build it with: cargo build --release --no-default-features --features $conduit,fad-$fad --target-dir target/$variant"
+    die "the $variant variant is not built (no $target_dir/release); run without --no-build, or build it with: cargo build --release --no-default-features --features $conduit,fad-$fad,migration-checker --target-dir target/$variant"
   fi
   [ "$exe" = "$program" ] && die "no program '$program' (not an executable file)"
   known=$(cd "$target_dir/release" 2>/dev/null && find . -maxdepth 1 -type f -executable -printf '%f ' || true)

@@ -36,10 +36,10 @@ conduits=(smp udp mpi)
 modes=(native am rdma-emulated)
 for c in "${conduits[@]}"; do
   for m in "${modes[@]}"; do
-    cargo build --quiet --release --bins --no-default-features --features "$c,fad-$m" --target-dir "target/$c-$m" || exit 1
+    cargo build --quiet --release --bins --no-default-features --features "$c,fad-$m,migration-checker" --target-dir "target/$c-$m" || exit 1
   done
 done
-cargo build --quiet --release --bins --no-default-features --features ibv,fad-native --target-dir target/ibv-native \
+cargo build --quiet --release --bins --no-default-features --features ibv,fad-native,migration-checker --target-dir target/ibv-native \
   && ibv_link=ok || ibv_link=FAILED
 
 total=0 failed=0

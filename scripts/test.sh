@@ -45,7 +45,7 @@ for variant in "${variants[@]}"; do
     continue
   fi
   conduit=${variant%%-*} fad=${variant#*-}
-  features="$conduit,fad-$fad"
+  features="$conduit,fad-$fad,migration-checker"
   echo "=== $variant: cargo test --release --workspace --features $features" >&2
   if [ "$conduit" = ibv ]; then
     # No RDMA device here: build and link, then check the binary runs as far

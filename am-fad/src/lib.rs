@@ -73,6 +73,32 @@ pub fn handler_cycles() -> u64 {
     0
 }
 
+/// Test support: in the AM modes, sends `rank` a malformed fetch-and-add
+/// request whose reply is malformed too (see
+/// `service::send_malformed_request`) and returns true; in `native` mode
+/// (no fetch-and-add handlers) returns false.
+#[doc(hidden)]
+pub fn send_malformed_request(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
+    #[cfg(not(feature = "fad-native"))]
+    {
+        service::send_malformed_request(gasnet, rank, 7, 12345);
+        true
+    }
+    #[cfg(feature = "fad-native")]
+    {
+        let _ = (gasnet, rank);
+        false
+    }
+}
+
+/// Messages refused by this rank's fetch-and-add handlers so far.
+pub fn refused_messages() -> u64 {
+    #[cfg(not(feature = "fad-native"))]
+    return service::refused();
+    #[cfg(feature = "fad-native")]
+    0
+}
+
 /// How often (in spawns) the worker polls for Active Messages at spawn, by
 /// default: every spawn in `am` mode (the paper's AM-based design); never in
 /// `rdma-emulated` mode (the communication-assisting thread polls); in

@@ -9,7 +9,7 @@
 //!   thieves fetch-and-add by Active Message and release with an RMA put.
 
 #[cfg(feature = "fad-native")]
-use gasnet_sys::atomic::{AtomicDomain, Ops};
+use gasnet_sys::atomic::{AtomicDomain, Ops, Order};
 use gasnet_sys::Gasnet;
 
 #[cfg(not(feature = "fad-native"))]
@@ -49,7 +49,7 @@ impl DequeLock {
                     .atomic_domain(Ops::FETCH_ADD | Ops::COMPARE_SWAP | Ops::SET | Ops::GET)
             });
             for i in 0..=spare {
-                ad.set(self.gasnet.rank(), word + 8 * i, 0);
+                ad.set(self.gasnet.rank(), word + 8 * i, 0, Order::Release);
             }
         }
         #[cfg(not(feature = "fad-native"))]
@@ -75,13 +75,16 @@ impl DequeLock {
     /// (AM modes; the atomic domain of `native` mode has no registration).
     pub fn fetch_add(&self, rank: u32, word: usize, value: u64) -> Option<u64> {
         #[cfg(feature = "fad-native")]
-        return Some(self.ad().fetch_add(rank, word, value));
+        return Some(self.ad().fetch_add(rank, word, value, Order::AcqRel));
         #[cfg(not(feature = "fad-native"))]
         service::fetch_add(self.gasnet, rank, word, value)
     }
 
     /// A thief tries to take `rank`'s lock (`word`: its segment address).
-    /// Returns whether it got it. Polls while it waits for the answer.
+    /// Returns whether it got it. Polls while it waits for the answer. The
+    /// fetch-and-add has acquire ordering (native: `GEX_FLAG_AD_ACQ`; AM
+    /// modes: the reply is read with acquire after the handler's AcqRel
+    /// atomic), so the thief's reads of head and tail come after it.
     pub fn try_lock(&self, rank: u32, word: usize) -> bool {
         match self.fetch_add(rank, word, 1) {
             Some(old) => old == 0,
@@ -91,10 +94,12 @@ impl DequeLock {
         }
     }
 
-    /// A thief releases `rank`'s lock.
+    /// A thief releases `rank`'s lock. Its earlier RMA on the victim (the
+    /// head it advanced) is complete before this (blocking operations), and
+    /// the release flag orders its earlier local accesses.
     pub fn unlock(&self, rank: u32, word: usize) {
         #[cfg(feature = "fad-native")]
-        self.ad().set(rank, word, 0);
+        self.ad().set(rank, word, 0, Order::Release);
         #[cfg(not(feature = "fad-native"))]
         self.gasnet.put_u64(rank, word, 0);
     }
@@ -106,7 +111,9 @@ impl DequeLock {
         {
             let _ = local;
             let me = self.gasnet.rank();
-            while self.ad().compare_swap(me, word, 0, 1) != 0 {
+            // Acquire: the owner's reads of head after taking the lock see
+            // what the last thief wrote before releasing it.
+            while self.ad().compare_swap(me, word, 0, 1, Order::Acquire) != 0 {
                 self.gasnet.poll();
                 std::hint::spin_loop();
             }
@@ -130,7 +137,7 @@ impl DequeLock {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
-            self.ad().set(self.gasnet.rank(), word, 0);
+            self.ad().set(self.gasnet.rank(), word, 0, Order::Release);
         }
         #[cfg(not(feature = "fad-native"))]
         {

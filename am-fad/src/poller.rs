@@ -17,9 +17,12 @@
 //!
 //! Blocking GASNet calls of the worker (RMA, barriers) also poll internally:
 //! while the worker waits in one, it serves messages too.
+//!
+//! The thread stops before GASNet shuts down on every exit path: a normal
+//! exit, a fatal error on any thread, a panic ([`Gasnet::at_exit`]).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::time::{Duration, Instant};
 
 use gasnet_sys::Gasnet;
 
@@ -39,33 +42,55 @@ impl PollerMode {
     }
 }
 
+/// Asks the running poller (at most one per process) to stop.
+static STOP: AtomicBool = AtomicBool::new(false);
+/// The poller thread's kernel thread id while it runs, 0 otherwise.
+static RUNNING: AtomicI32 = AtomicI32::new(0);
+
 /// A running communication-assisting thread.
 pub struct Poller {
-    stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
     pub mode: PollerMode,
     pub core: Option<usize>,
 }
 
 impl Poller {
-    /// Starts polling on a new thread, pinned to `core` if given.
+    /// Starts polling on a new thread, pinned to `core` if given (the caller
+    /// has checked that this process may run on it: [`check_core`]).
     pub fn start(gasnet: Gasnet, mode: PollerMode, core: Option<usize>) -> std::io::Result<Poller> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = stop.clone();
+        assert_eq!(RUNNING.load(Ordering::Acquire), 0, "one poller per process");
+        STOP.store(false, Ordering::Release);
+        let (started_tx, started_rx) = std::sync::mpsc::channel();
         let thread = std::thread::Builder::new().name("uat-poller".into()).spawn(move || {
-            if let Some(core) = core {
-                pin_to(core);
+            let pinned = core.map_or(Ok(()), pin_to);
+            // SAFETY: gettid has no preconditions.
+            RUNNING.store(unsafe { libc::gettid() }, Ordering::Release);
+            let failed = pinned.is_err();
+            let _ = started_tx.send(pinned);
+            if failed {
+                RUNNING.store(0, Ordering::Release);
+                return;
             }
-            while !flag.load(Ordering::Relaxed) {
+            while !STOP.load(Ordering::Acquire) {
                 gasnet.poll();
                 match mode {
                     PollerMode::Spin => std::hint::spin_loop(),
                     PollerMode::Yield => std::thread::yield_now(),
                 }
             }
+            RUNNING.store(0, Ordering::Release);
         })?;
+        match started_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                STOP.store(true, Ordering::Release);
+                let _ = thread.join();
+                return Err(e);
+            }
+            Err(_) => return Err(std::io::Error::other("the poller thread died at start")),
+        }
+        gasnet.at_exit(stop_for_exit);
         Ok(Poller {
-            stop,
             thread: Some(thread),
             mode,
             core,
@@ -78,7 +103,7 @@ impl Poller {
     }
 
     fn halt(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        STOP.store(true, Ordering::Release);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -91,19 +116,85 @@ impl Drop for Poller {
     }
 }
 
-fn pin_to(core: usize) {
-    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET writes within it; the
-    // call affects only this thread (pid 0).
+/// The exit hook: stops the poller before GASNet shuts down. Called on the
+/// thread that ends the job; if that is the poller itself (a handler failed),
+/// it only asks it to stop.
+fn stop_for_exit() {
+    STOP.store(true, Ordering::Release);
+    // SAFETY: gettid has no preconditions.
+    let me = unsafe { libc::gettid() };
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let running = RUNNING.load(Ordering::Acquire);
+        if running == 0 || running == me || Instant::now() > deadline {
+            return;
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// Cores this process may run on (its affinity mask), in ascending order.
+pub fn allowed_cores() -> Vec<usize> {
+    // SAFETY: a zeroed cpu_set_t is valid; sched_getaffinity fills it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
+/// Whether this process may pin a thread to `core`; an error naming the
+/// allowed cores otherwise.
+pub fn check_core(core: usize) -> Result<(), String> {
+    let allowed = allowed_cores();
+    if allowed.contains(&core) {
+        return Ok(());
+    }
+    Err(format!(
+        "core {core} is not one this process may run on (allowed: {})",
+        describe_cores(&allowed)
+    ))
+}
+
+/// "0-3,8" for [0, 1, 2, 3, 8].
+fn describe_cores(cores: &[usize]) -> String {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < cores.len() {
+        let mut j = i;
+        while j + 1 < cores.len() && cores[j + 1] == cores[j] + 1 {
+            j += 1;
+        }
+        out.push(if i == j {
+            cores[i].to_string()
+        } else {
+            format!("{}-{}", cores[i], cores[j])
+        });
+        i = j + 1;
+    }
+    if out.is_empty() {
+        "none".into()
+    } else {
+        out.join(",")
+    }
+}
+
+fn pin_to(core: usize) -> std::io::Result<()> {
+    if core >= libc::CPU_SETSIZE as usize {
+        return Err(std::io::Error::other(format!("core {core} is out of range")));
+    }
+    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET writes within it (core
+    // checked above); the call affects only this thread (pid 0).
     unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(core, &mut set);
         if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            eprintln!(
-                "[am-fad] cannot pin the poller to core {core}: {}",
-                std::io::Error::last_os_error()
-            );
+            return Err(std::io::Error::last_os_error());
         }
     }
+    Ok(())
 }
 
 /// The default mode for `ranks_on_host` ranks on this host.
@@ -113,5 +204,25 @@ pub fn default_mode(ranks_on_host: usize) -> PollerMode {
         PollerMode::Spin
     } else {
         PollerMode::Yield
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn core_lists_are_described_as_ranges() {
+        assert_eq!(describe_cores(&[0, 1, 2, 3, 8]), "0-3,8");
+        assert_eq!(describe_cores(&[5]), "5");
+        assert_eq!(describe_cores(&[]), "none");
+    }
+
+    #[test]
+    fn a_core_outside_the_affinity_mask_is_refused() {
+        assert!(check_core(libc::CPU_SETSIZE as usize + 5).is_err());
+        let allowed = allowed_cores();
+        assert!(!allowed.is_empty());
+        assert!(check_core(allowed[0]).is_ok());
     }
 }

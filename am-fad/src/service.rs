@@ -13,7 +13,7 @@
 //! other address is refused (reported on stderr and to the requester, and
 //! never applied).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 use gasnet_sys::Gasnet;
@@ -56,21 +56,58 @@ pub fn handled() -> (u64, u64) {
     (HANDLED.load(Ordering::Relaxed), HANDLER_CYCLES.load(Ordering::Relaxed))
 }
 
-/// Where a requester waits for its reply (on its own stack: it polls until
-/// the reply has arrived, so the slot outlives the exchange).
-#[repr(C, align(16))]
+/// Where a requester waits for its reply. A request carries the slot's
+/// index and sequence number (never a pointer); the reply handler accepts a
+/// reply only for a slot that is waiting for exactly that sequence number
+/// from exactly that rank, so a malformed or stale reply is refused instead
+/// of writing anywhere.
 struct ReplySlot {
+    /// Claimed by a requester (any thread) until its reply has arrived.
+    busy: AtomicBool,
+    /// Incremented for every request made through this slot.
+    seq: AtomicU32,
+    /// The rank the request went to.
+    target: AtomicU32,
     done: AtomicBool,
     refused: AtomicBool,
     value: AtomicU64,
 }
 
-extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_hi: Arg, slot_lo: Arg, slot_hi: Arg) {
+/// Requests in flight at once, per process (the worker has one at a time;
+/// a few more for other threads).
+const REPLY_SLOTS: usize = 16;
+
+static SLOTS: [ReplySlot; REPLY_SLOTS] = [const {
+    ReplySlot {
+        busy: AtomicBool::new(false),
+        seq: AtomicU32::new(0),
+        target: AtomicU32::new(0),
+        done: AtomicBool::new(false),
+        refused: AtomicBool::new(false),
+        value: AtomicU64::new(0),
+    }
+}; REPLY_SLOTS];
+
+/// Messages refused by this rank's handlers (requests for unregistered
+/// words, replies that match no waiting request).
+static REFUSED_MESSAGES: AtomicU64 = AtomicU64::new(0);
+
+/// How many malformed fetch-and-add messages this rank has refused so far.
+pub fn refused() -> u64 {
+    REFUSED_MESSAGES.load(Ordering::Relaxed)
+}
+
+fn refuse(what: std::fmt::Arguments) {
+    REFUSED_MESSAGES.fetch_add(1, Ordering::Relaxed);
+    gasnet_sys::report(format_args!("warning: am-fad refused {what}"));
+}
+
+extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_hi: Arg, index: Arg, seq: Arg) {
     // SAFETY: rdtsc has no preconditions.
     let start = unsafe { core::arch::x86_64::_rdtsc() };
     let addr = join_u64(addr_lo, addr_hi) as usize;
     let (lo, hi) = (ALLOWED_LO.load(Ordering::Acquire), ALLOWED_HI.load(Ordering::Acquire));
-    let [old_lo, old_hi, flags] = if addr % 8 == 0 && addr >= lo && addr + 8 <= hi {
+    let [old_lo, old_hi, flags] = if addr % 8 == 0 && addr >= lo && addr < hi && hi - addr >= 8 {
         let local = LOCAL_BASE.load(Ordering::Relaxed) + (addr - lo);
         // SAFETY: an aligned word of the registered range, which the owner
         // and this handler access only atomically.
@@ -79,20 +116,37 @@ extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_
         let [a, b] = split_u64(old);
         [a, b, 0]
     } else {
-        eprintln!("[am-fad] refused a fetch-and-add from rank {} on {addr:#x}: outside the registered words [{lo:#x}, {hi:#x})", token.source());
+        refuse(format_args!(
+            "a fetch-and-add from rank {} on {addr:#x}: outside the registered words [{lo:#x}, {hi:#x})",
+            token.source()
+        ));
         [0, 0, REFUSED]
     };
-    token.reply(FAD_REPLY, &[old_lo, old_hi, flags, slot_lo, slot_hi]);
+    // The index and sequence number go back as they came: the requester's
+    // reply handler checks them.
+    token.reply(FAD_REPLY, &[old_lo, old_hi, flags, index, seq]);
     // SAFETY: as above.
     let end = unsafe { core::arch::x86_64::_rdtsc() };
     HANDLER_CYCLES.fetch_add(end.wrapping_sub(start), Ordering::Relaxed);
     HANDLED.fetch_add(1, Ordering::Relaxed);
 }
 
-extern "C" fn on_reply(_: Token, old_lo: Arg, old_hi: Arg, flags: Arg, slot_lo: Arg, slot_hi: Arg) {
-    let slot = join_u64(slot_lo, slot_hi) as usize as *const ReplySlot;
-    // SAFETY: the requester's slot, alive until `done` is seen (it polls).
-    let slot = unsafe { &*slot };
+extern "C" fn on_reply(token: Token, old_lo: Arg, old_hi: Arg, flags: Arg, index: Arg, seq: Arg) {
+    let from = token.source();
+    let Some(slot) = SLOTS.get(index as usize) else {
+        return refuse(format_args!(
+            "a fetch-and-add reply from rank {from} for slot {index}: there are {REPLY_SLOTS} slots"
+        ));
+    };
+    let waiting = slot.busy.load(Ordering::Acquire)
+        && !slot.done.load(Ordering::Acquire)
+        && slot.seq.load(Ordering::Acquire) == seq
+        && slot.target.load(Ordering::Relaxed) == from;
+    if !waiting || flags & !REFUSED != 0 {
+        return refuse(format_args!(
+            "a fetch-and-add reply from rank {from} for slot {index}, request {seq}: no such request is waiting"
+        ));
+    }
     slot.value.store(join_u64(old_lo, old_hi), Ordering::Relaxed);
     slot.refused.store(flags & REFUSED != 0, Ordering::Relaxed);
     slot.done.store(true, Ordering::Release);
@@ -101,18 +155,48 @@ extern "C" fn on_reply(_: Token, old_lo: Arg, old_hi: Arg, flags: Arg, slot_lo: 
 /// Remote fetch-and-add by Active Message: returns the old value, or None
 /// when the target refused the address. Polls while waiting.
 pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u64> {
-    let slot = ReplySlot {
-        done: AtomicBool::new(false),
-        refused: AtomicBool::new(false),
-        value: AtomicU64::new(0),
-    };
+    let (index, slot) = claim_slot(gasnet);
+    let seq = slot.seq.load(Ordering::Relaxed).wrapping_add(1);
+    slot.target.store(rank, Ordering::Relaxed);
+    slot.done.store(false, Ordering::Relaxed);
+    // Release: a reply handler that sees the new sequence number sees the
+    // target and `done == false` too.
+    slot.seq.store(seq, Ordering::Release);
     let [a0, a1] = split_u64(addr as u64);
     let [v0, v1] = split_u64(value);
-    let [s0, s1] = split_u64(&slot as *const ReplySlot as u64);
-    gasnet.request(rank, FAD_REQUEST, &[a0, a1, v0, v1, s0, s1]);
+    gasnet.request(rank, FAD_REQUEST, &[a0, a1, v0, v1, index as Arg, seq]);
     while !slot.done.load(Ordering::Acquire) {
         gasnet.poll();
         std::hint::spin_loop();
     }
-    (!slot.refused.load(Ordering::Relaxed)).then(|| slot.value.load(Ordering::Relaxed))
+    let result = (!slot.refused.load(Ordering::Relaxed)).then(|| slot.value.load(Ordering::Relaxed));
+    slot.busy.store(false, Ordering::Release);
+    result
+}
+
+/// A free reply slot (polling while all are in use).
+fn claim_slot(gasnet: Gasnet) -> (usize, &'static ReplySlot) {
+    loop {
+        for (i, slot) in SLOTS.iter().enumerate() {
+            if !slot.busy.load(Ordering::Relaxed)
+                && slot
+                    .busy
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                return (i, slot);
+            }
+        }
+        gasnet.poll();
+    }
+}
+
+/// Test support: sends `rank` a fetch-and-add request on segment address 0
+/// (never registered: its request handler must refuse it) naming reply slot
+/// `index`, request `seq`, for which no request of ours is waiting: the
+/// reply that comes back must be refused by our reply handler. Poll after
+/// it for the reply to arrive.
+#[doc(hidden)]
+pub fn send_malformed_request(gasnet: Gasnet, rank: u32, index: u32, seq: u32) {
+    gasnet.request(rank, FAD_REQUEST, &[0, 0, 0, 0, index, seq]);
 }

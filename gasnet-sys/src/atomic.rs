@@ -31,6 +31,34 @@ impl std::ops::BitOr for Ops {
     }
 }
 
+/// How an atomic operation orders the calling thread's other memory
+/// accesses (GASNet-EX's `GEX_FLAG_AD_ACQ`/`GEX_FLAG_AD_REL`). Without a
+/// flag the specification orders nothing around the operation: a lock taken
+/// with a fetch-and-add needs `Acquire` so that reads of the data it guards
+/// come after it, and its release needs `Release`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// No ordering beyond the operation's own atomicity.
+    Relaxed,
+    /// Later loads and stores of the caller happen after the operation.
+    Acquire,
+    /// Earlier loads and stores of the caller happen before the operation.
+    Release,
+    /// Both.
+    AcqRel,
+}
+
+impl Order {
+    fn flags(self) -> u32 {
+        match self {
+            Order::Relaxed => 0,
+            Order::Acquire => raw::UAT_FLAG_AD_ACQ,
+            Order::Release => raw::UAT_FLAG_AD_REL,
+            Order::AcqRel => raw::UAT_FLAG_AD_ACQ | raw::UAT_FLAG_AD_REL,
+        }
+    }
+}
+
 /// An atomic domain over u64 words of every rank's segment.
 pub struct AtomicDomain {
     ad: raw::gex_AD_t,
@@ -62,7 +90,7 @@ impl Gasnet {
 impl AtomicDomain {
     #[inline]
     #[track_caller]
-    fn op(&self, op: u32, rank: u32, addr: usize, a: u64, b: u64) -> u64 {
+    fn op(&self, op: u32, rank: u32, addr: usize, a: u64, b: u64, order: Order) -> u64 {
         assert!(
             self.ops & op != 0,
             "operation {op:#x} was not requested when this atomic domain was created"
@@ -79,36 +107,36 @@ impl AtomicDomain {
         );
         // SAFETY: a live domain; the target is an aligned word inside the
         // target's segment (checked above).
-        unsafe { raw::uat_ad_op_u64(self.ad, rank, addr as *mut _, op as _, a, b, 0) }
+        unsafe { raw::uat_ad_op_u64(self.ad, rank, addr as *mut _, op as _, a, b, order.flags() as _) }
     }
 
     /// Atomically adds `value` to the word at `rank`:`addr`; returns the old value.
     #[inline]
     #[track_caller]
-    pub fn fetch_add(&self, rank: u32, addr: usize, value: u64) -> u64 {
-        self.op(raw::UAT_OP_FADD, rank, addr, value, 0)
+    pub fn fetch_add(&self, rank: u32, addr: usize, value: u64, order: Order) -> u64 {
+        self.op(raw::UAT_OP_FADD, rank, addr, value, 0, order)
     }
 
     /// Atomically replaces the word with `new` if it equals `current`;
     /// returns the old value (equal to `current` on success).
     #[inline]
     #[track_caller]
-    pub fn compare_swap(&self, rank: u32, addr: usize, current: u64, new: u64) -> u64 {
-        self.op(raw::UAT_OP_FCAS, rank, addr, current, new)
+    pub fn compare_swap(&self, rank: u32, addr: usize, current: u64, new: u64, order: Order) -> u64 {
+        self.op(raw::UAT_OP_FCAS, rank, addr, current, new, order)
     }
 
     /// Atomically stores `value`.
     #[inline]
     #[track_caller]
-    pub fn set(&self, rank: u32, addr: usize, value: u64) {
-        self.op(raw::UAT_OP_SET, rank, addr, value, 0);
+    pub fn set(&self, rank: u32, addr: usize, value: u64, order: Order) {
+        self.op(raw::UAT_OP_SET, rank, addr, value, 0, order);
     }
 
     /// Atomically loads the word.
     #[inline]
     #[track_caller]
-    pub fn get(&self, rank: u32, addr: usize) -> u64 {
-        self.op(raw::UAT_OP_GET, rank, addr, 0, 0)
+    pub fn get(&self, rank: u32, addr: usize, order: Order) -> u64 {
+        self.op(raw::UAT_OP_GET, rank, addr, 0, 0, order)
     }
 }
 

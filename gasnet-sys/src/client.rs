@@ -1,7 +1,7 @@
 //! The process's GASNet-EX client: init, ranks, the segment, exit.
 
 use std::ffi::{c_char, c_int, CStr, CString};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
 use crate::{launch, raw, Error, CONDUIT};
@@ -189,30 +189,103 @@ impl Gasnet {
     }
 
     /// Ends the whole job with `code` (`gasnet_exit`): every rank exits.
+    /// The hooks registered with [`Gasnet::at_exit`] run first (once), so
+    /// helper threads (a polling thread) stop before GASNet shuts down.
     pub fn exit(self, code: i32) -> ! {
         use std::io::Write;
+        run_exit_hooks();
         let _ = std::io::stdout().flush();
         let _ = std::io::stderr().flush();
         // SAFETY: init succeeded; gasnet_exit may be called from any thread.
         unsafe { raw::uat_exit(code) }
     }
 
-    /// Prints `[rank R] error: msg` and ends the whole job with exit code 1.
+    /// Registers `hook` to run before [`Gasnet::exit`] ends the job, on
+    /// whichever thread calls it (at most [`MAX_EXIT_HOOKS`] hooks). A hook
+    /// must not call `exit` itself.
+    pub fn at_exit(self, hook: fn()) {
+        for slot in &EXIT_HOOKS {
+            if slot
+                .compare_exchange(0, hook as usize, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return;
+            }
+        }
+        panic!("more than {MAX_EXIT_HOOKS} exit hooks registered");
+    }
+
+    /// Prints `[rank R] error: msg` as one line and ends the whole job with
+    /// exit code 1.
     pub fn fail(self, msg: impl std::fmt::Display) -> ! {
-        eprintln!("[rank {}] error: {msg}", self.rank());
+        report(format_args!("error: {msg}"));
         self.exit(1)
     }
 
     /// Makes any panic on this process end the whole job: the message is
-    /// printed with the rank, then `gasnet_exit(101)`. Without this a panicking
-    /// rank would leave its peers waiting for it forever.
+    /// printed with the rank (one write, so ranks' messages do not
+    /// interleave), then `gasnet_exit(101)`. Without this a panicking rank
+    /// would leave its peers waiting for it forever. Installing it again
+    /// does nothing.
     pub fn exit_job_on_panic(self) {
-        let previous = std::panic::take_hook();
+        static INSTALLED: AtomicBool = AtomicBool::new(false);
+        if INSTALLED.swap(true, Ordering::SeqCst) {
+            return;
+        }
         std::panic::set_hook(Box::new(move |info| {
-            eprint!("[rank {}] ", self.rank());
-            previous(info);
+            let thread = std::thread::current();
+            let name = thread.name().unwrap_or("<unnamed>");
+            let backtrace = match std::env::var("RUST_BACKTRACE").as_deref() {
+                Ok("0") | Err(_) => "\nnote: run with `RUST_BACKTRACE=1` to display a backtrace".to_string(),
+                Ok(_) => format!("\nstack backtrace:\n{}", std::backtrace::Backtrace::force_capture()),
+            };
+            report(format_args!("thread '{name}' {info}{backtrace}"));
             self.exit(101);
         }));
+    }
+}
+
+/// Most hooks [`Gasnet::at_exit`] takes.
+pub const MAX_EXIT_HOOKS: usize = 4;
+static EXIT_HOOKS: [AtomicUsize; MAX_EXIT_HOOKS] = [const { AtomicUsize::new(0) }; MAX_EXIT_HOOKS];
+
+fn run_exit_hooks() {
+    for slot in &EXIT_HOOKS {
+        let hook = slot.swap(0, Ordering::AcqRel);
+        if hook != 0 {
+            // SAFETY: only `fn()` pointers are stored (at_exit).
+            let hook: fn() = unsafe { std::mem::transmute::<usize, fn()>(hook) };
+            hook();
+        }
+    }
+}
+
+/// Writes `[rank R] <msg>` and a newline to stderr with one `write(2)`, so
+/// that messages of several ranks sharing a terminal or a pipe never
+/// interleave mid-line (Rust's `eprintln!` writes a formatted line in
+/// pieces). Before GASNet starts the prefix is omitted.
+pub fn report(msg: std::fmt::Arguments) {
+    let line = if INITIALISED.load(Ordering::Acquire) {
+        format!("[rank {}] {msg}\n", RANK.load(Ordering::Relaxed))
+    } else {
+        format!("{msg}\n")
+    };
+    write_stderr(line.as_bytes());
+}
+
+/// One `write(2)` of `bytes` to stderr (retried only for the part a short
+/// write left); usable where Rust's stderr lock must be avoided.
+pub fn write_stderr(mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+        // SAFETY: writes from a valid buffer of bytes.len() bytes.
+        let n = unsafe { libc::write(2, bytes.as_ptr().cast(), bytes.len()) };
+        if n <= 0 {
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return;
+        }
+        bytes = &bytes[n as usize..];
     }
 }
 

@@ -62,7 +62,7 @@ mod launch;
 mod rma;
 
 #[cfg(gasnet_configured)]
-pub use client::{Gasnet, Segment};
+pub use client::{report, write_stderr, Gasnet, Segment, MAX_EXIT_HOOKS};
 #[cfg(gasnet_configured)]
 pub use coll::Event;
 pub use conduit::Conduit;

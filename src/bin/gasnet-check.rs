@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use clap::Parser;
 use uat::gasnet::am::{Arg, Handler, Token};
-use uat::gasnet::atomic::{AtomicDomain, Ops};
+use uat::gasnet::atomic::{AtomicDomain, Ops, Order};
 use uat::gasnet::Gasnet;
 
 /// Checks GASNet-EX on N ranks (AMs, RMA, remote atomics, barriers), measures
@@ -190,22 +190,22 @@ fn main() {
     let base0 = g.segment(0).base;
     if me == 0 {
         for word in [FADD_COUNTER, FADD_FETCHED_SUM, FAILURES, BARRIER_ARRIVALS] {
-            ad.set(0, base0 + word, 0);
+            ad.set(0, base0 + word, 0, Order::Relaxed);
         }
     }
     g.barrier();
     let mut fetched_sum = 0u64;
     for _ in 0..opt.fadds {
-        fetched_sum += ad.fetch_add(0, base0 + FADD_COUNTER, 1);
+        fetched_sum += ad.fetch_add(0, base0 + FADD_COUNTER, 1, Order::Relaxed);
     }
-    ad.fetch_add(0, base0 + FADD_FETCHED_SUM, fetched_sum);
+    ad.fetch_add(0, base0 + FADD_FETCHED_SUM, fetched_sum, Order::Relaxed);
     g.barrier();
     let total = opt.fadds * n as u64;
-    let count = ad.get(0, base0 + FADD_COUNTER);
+    let count = ad.get(0, base0 + FADD_COUNTER, Order::Relaxed);
     c.expect(count == total, || {
         format!("fetch-and-add counter is {count}, expected {total}")
     });
-    let sum = ad.get(0, base0 + FADD_FETCHED_SUM);
+    let sum = ad.get(0, base0 + FADD_FETCHED_SUM, Order::Relaxed);
     let want = total * total.saturating_sub(1) / 2;
     c.expect(sum == want, || {
         format!("fetched values sum to {sum}, expected {want} (each of 0..{total} exactly once)")
@@ -213,9 +213,9 @@ fn main() {
 
     // Barriers: nobody leaves round k before everyone has arrived in it.
     for round in 1..=3u64 {
-        ad.fetch_add(0, base0 + BARRIER_ARRIVALS, 1);
+        ad.fetch_add(0, base0 + BARRIER_ARRIVALS, 1, Order::Relaxed);
         g.barrier();
-        let arrived = ad.get(0, base0 + BARRIER_ARRIVALS);
+        let arrived = ad.get(0, base0 + BARRIER_ARRIVALS, Order::Relaxed);
         c.expect(arrived == round * n as u64, || {
             format!(
                 "after barrier {round}: {arrived} arrivals, expected {}",
@@ -228,9 +228,9 @@ fn main() {
     if opt.fail_rank == Some(me) {
         c.expect(false, || "deliberate failure (--fail-rank)".into());
     }
-    ad.fetch_add(0, base0 + FAILURES, c.failures);
+    ad.fetch_add(0, base0 + FAILURES, c.failures, Order::Relaxed);
     g.barrier();
-    let failures = ad.get(0, base0 + FAILURES);
+    let failures = ad.get(0, base0 + FAILURES, Order::Relaxed);
 
     if me == 0 {
         let latency = measure_latency(g, &ad, opt.iters);
@@ -267,7 +267,7 @@ fn measure_latency(g: Gasnet, ad: &AtomicDomain, iters: u32) -> serde_json::Valu
         }
     });
     let fadd = time(&mut || {
-        ad.fetch_add(peer, word, 1);
+        ad.fetch_add(peer, word, 1, Order::Relaxed);
     });
     let round = |x: f64| (x * 1000.0).round() / 1000.0;
     serde_json::json!({ "get": round(get), "put": round(put), "am_roundtrip": round(am), "fadd": round(fadd) })

@@ -1,26 +1,36 @@
 //! The arena: everything a remote rank touches, at one fixed virtual address
 //! in every process.
 //!
-//! The arena is a second mapping (an alias) of this rank's GASNet segment at
-//! [`ARENA_BASE`]: `mremap(segment, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED,
-//! ARENA_BASE)` duplicates a shared (PSHM-backed) mapping. So arena address
-//! `x` on rank `r` is segment address `segment(r).base + (x - ARENA_BASE)`
-//! for RMA and atomics, and a thief that gets frames into its own segment
-//! sees them at the same arena address it will resume them at.
+//! The arena is a second mapping (an alias) of this rank's GASNet segment:
+//! `mremap(segment, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, lo)` duplicates a
+//! shared (PSHM-backed) mapping. So arena address `x` on rank `r` is segment
+//! address `segment(r).base + (x - lo)` for RMA and atomics ([`remote`]), and
+//! a thief that gets frames into its own segment sees them at the same arena
+//! address it will resume them at.
 //!
 //! Layout (page-aligned parts, low to high):
 //!
 //! ```text
-//! control page   deque lock word, head, tail (one cache line each), ...
-//! deque entries  capacity × 16 bytes (at a fixed offset: DEQUE_OFFSET)
+//! guard          GUARD_RESERVE bytes of PROT_NONE, not part of the segment
+//! stack region   [lo, ARENA_BASE): threads' frames grow down from ARENA_BASE
+//! control page   at ARENA_BASE: deque lock word, head, tail, finished, ...
+//! deque entries  capacity × 16 bytes (at a fixed address: DEQUE_OFFSET)
 //! future cells   count × 64 bytes
-//! stats slots    one per rank (rank 0's are summed at the end of a run)
+//! stats slots    one per rank (rank 0's are gathered at the end of a run)
 //! RDMA region    copies of suspended threads' frames
-//! guard          PROT_NONE in the alias, ≥ 64 KiB: stack overflow traps here
-//! stack region   the uni-address stack; threads' frames grow down from the top
 //! ```
+//!
+//! The stack region is the lowest part of the segment, so below it lies
+//! nothing but the guard: a reservation far larger than any stack frame
+//! (1 TiB of address space, no memory). A frame compiled without stack
+//! probes (C code, `alloca`) that is larger than the stack region lands in
+//! the guard, not in the RDMA region or the heap, and the fault handler
+//! reports it as an overflow ([`crate::guard`]). The control words stay at
+//! fixed addresses (compile-time constants on the owner's hot path)
+//! whatever the stack size.
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use gasnet_sys::Gasnet;
 
@@ -28,19 +38,21 @@ use crate::config::Config;
 use crate::deque::Entry;
 use crate::future::CELL_SIZE;
 
-/// Where the arena lives in every process: far from where Linux places
-/// heap, stacks, libraries and (non-PIE) executables.
+/// The arena's fixed point in every process: the control page; the stack
+/// region ends here. Far from where Linux places heap, stacks, libraries and
+/// (non-PIE) executables.
 pub const ARENA_BASE: usize = 0x1000_0000_0000;
 
 const PAGE: usize = 4096;
-/// Bytes of PROT_NONE between the RDMA region and the stack region.
-pub const GUARD_SIZE: usize = 256 << 10;
+/// Bytes of PROT_NONE address space reserved below the stack region.
+pub const GUARD_RESERVE: usize = 1 << 40;
 
 fn page_up(n: usize) -> usize {
     n.div_ceil(PAGE) * PAGE
 }
 
-/// Offsets of the arena's parts (from [`ARENA_BASE`]).
+/// The arena's parts: offsets from [`ARENA_BASE`] for the parts above it,
+/// sizes for the stack region below it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub stats: usize,
@@ -50,9 +62,9 @@ pub struct Layout {
     pub cell_count: usize,
     pub rdma: usize,
     pub rdma_size: usize,
-    pub guard: usize,
-    pub stack: usize,
+    /// Bytes of the stack region `[ARENA_BASE - stack_size, ARENA_BASE)`.
     pub stack_size: usize,
+    /// Bytes of the segment: the stack region and the parts above it.
     pub total: usize,
 }
 
@@ -80,8 +92,7 @@ impl Layout {
         let cells = deque + page_up(c.deque_capacity * std::mem::size_of::<Entry>());
         let stats = cells + page_up(c.future_cells * CELL_SIZE);
         let rdma = stats + page_up(ranks as usize * STATS_SLOT);
-        let guard = rdma + page_up(c.rdma_region);
-        let stack = guard + GUARD_SIZE;
+        let rdma_size = page_up(c.rdma_region);
         let stack_size = page_up(c.stack_size);
         Layout {
             stats,
@@ -90,11 +101,9 @@ impl Layout {
             cells,
             cell_count: c.future_cells,
             rdma,
-            rdma_size: page_up(c.rdma_region),
-            guard,
-            stack,
+            rdma_size,
             stack_size,
-            total: stack + stack_size,
+            total: stack_size + rdma + rdma_size,
         }
     }
 
@@ -104,12 +113,34 @@ impl Layout {
         ARENA_BASE + offset
     }
 
+    /// The arena's lowest address (the stack region's bottom); the segment
+    /// maps here.
+    #[inline]
+    pub fn lo(&self) -> usize {
+        ARENA_BASE - self.stack_size
+    }
+
+    /// Lowest address of the uni-address stack region.
+    #[inline]
+    pub fn stack_lo(&self) -> usize {
+        self.lo()
+    }
+
     /// Highest address of the uni-address stack region (exclusive).
     #[inline]
-    pub fn stack_top(&self) -> usize {
-        ARENA_BASE + self.total
+    pub const fn stack_top(&self) -> usize {
+        ARENA_BASE
+    }
+
+    /// The guard below the stack region, `[lo, hi)`.
+    pub fn guard(&self) -> (usize, usize) {
+        (self.lo() - GUARD_RESERVE, self.lo())
     }
 }
+
+/// `ARENA_BASE - lo` of the mapped arena (the stack region's size): the
+/// segment offset of [`ARENA_BASE`]. Set once by [`map`].
+static BASE_OFFSET: AtomicUsize = AtomicUsize::new(0);
 
 /// Why the arena could not be set up, with what to do about it.
 #[derive(Debug)]
@@ -117,7 +148,6 @@ pub enum ArenaError {
     Taken(std::io::Error),
     Segment(gasnet_sys::Error),
     NoPshm(std::io::Error),
-    Protect(std::io::Error),
 }
 
 impl fmt::Display for ArenaError {
@@ -125,8 +155,10 @@ impl fmt::Display for ArenaError {
         match self {
             ArenaError::Taken(e) => write!(
                 f,
-                "cannot reserve the arena at {ARENA_BASE:#x} ({e}): something is already mapped there. \
-                 Is the program built as a non-PIE executable (the root package's build.rs does that)?"
+                "cannot reserve the arena and its guard below {ARENA_BASE:#x} ({e}): something is already \
+                 mapped there, or the address space is limited (ulimit -v must allow {} GiB of reservation). \
+                 Is the program built as a non-PIE executable (the root package's build.rs does that)?",
+                GUARD_RESERVE >> 30
             ),
             ArenaError::Segment(e) => write!(f, "cannot attach the GASNet segment for the arena: {e}"),
             ArenaError::NoPshm(e) => write!(
@@ -134,24 +166,25 @@ impl fmt::Display for ArenaError {
                 "cannot alias the GASNet segment at the arena address ({e}): this needs GASNet-EX built with \
                  PSHM (shared-memory segments, configure --enable-pshm, the default)"
             ),
-            ArenaError::Protect(e) => write!(f, "cannot protect the stack guard: {e}"),
         }
     }
 }
 
-/// Maps the arena: reserves [`ARENA_BASE`] (never silently replacing an
-/// existing mapping), attaches the GASNet segment (collective), and aliases
-/// the segment over the reservation. Returns the layout.
+/// Maps the arena: reserves the guard and the arena's range (never silently
+/// replacing an existing mapping), attaches the GASNet segment (collective),
+/// and aliases the segment over its part of the reservation.
 pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
     if !gasnet.pshm() {
         return Err(ArenaError::NoPshm(std::io::Error::other("GASNet reports no PSHM")));
     }
+    let (guard_lo, _) = layout.guard();
+    let reserve = GUARD_RESERVE + layout.total;
     // SAFETY: a fresh PROT_NONE reservation; MAP_FIXED_NOREPLACE fails
     // rather than replacing anything already there.
     let reserved = unsafe {
         libc::mmap(
-            ARENA_BASE as *mut _,
-            layout.total,
+            guard_lo as *mut _,
+            reserve,
             libc::PROT_NONE,
             libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_FIXED_NOREPLACE,
             -1,
@@ -161,10 +194,10 @@ pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
     if reserved == libc::MAP_FAILED {
         return Err(ArenaError::Taken(std::io::Error::last_os_error()));
     }
-    if reserved as usize != ARENA_BASE {
+    if reserved as usize != guard_lo {
         // Old kernels ignore MAP_FIXED_NOREPLACE and map elsewhere.
         // SAFETY: unmapping the mapping we just got.
-        unsafe { libc::munmap(reserved, layout.total) };
+        unsafe { libc::munmap(reserved, reserve) };
         return Err(ArenaError::Taken(std::io::Error::other(format!(
             "the kernel placed it at {reserved:p}"
         ))));
@@ -173,32 +206,29 @@ pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
     let own = seg.local.unwrap_or(seg.base);
     // SAFETY: `own` is our segment's mapping (shared, PSHM-backed, at least
     // layout.total bytes); the target range is our own reservation, so
-    // MREMAP_FIXED replaces nothing but it.
+    // MREMAP_FIXED replaces nothing but it. The guard below stays reserved.
     let alias = unsafe {
         libc::mremap(
             own as *mut _,
             0,
             layout.total,
             libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
-            ARENA_BASE as *mut libc::c_void,
+            layout.lo() as *mut libc::c_void,
         )
     };
-    if alias == libc::MAP_FAILED || alias as usize != ARENA_BASE {
+    if alias == libc::MAP_FAILED || alias as usize != layout.lo() {
         return Err(ArenaError::NoPshm(std::io::Error::last_os_error()));
     }
-    // SAFETY: the guard lies inside the alias; protecting it changes only
-    // this mapping (the segment's own mapping stays read-write for RMA).
-    let rc = unsafe { libc::mprotect(Layout::addr(layout.guard) as *mut _, GUARD_SIZE, libc::PROT_NONE) };
-    if rc != 0 {
-        return Err(ArenaError::Protect(std::io::Error::last_os_error()));
-    }
+    BASE_OFFSET.store(layout.stack_size, Ordering::Relaxed);
     Ok(())
 }
 
 /// The segment address of arena address `addr` on `rank` (for RMA/atomics).
 #[inline]
 pub fn remote(gasnet: Gasnet, rank: u32, addr: usize) -> usize {
-    gasnet.segment(rank).base + (addr - ARENA_BASE)
+    // Every rank's arena has the same layout (checked at start-up), so the
+    // offset is the same for every rank's segment.
+    gasnet.segment(rank).base + (addr + BASE_OFFSET.load(Ordering::Relaxed) - ARENA_BASE)
 }
 
 #[cfg(test)]
@@ -213,14 +243,17 @@ mod tests {
             .rdma_region(100_000)
             .stack_size(1 << 20);
         let l = Layout::new(&c, 3);
-        let parts = [0, l.deque, l.cells, l.stats, l.rdma, l.guard, l.stack, l.total];
+        let parts = [0, l.deque, l.cells, l.stats, l.rdma, l.rdma + l.rdma_size];
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);
         assert!(l.stats - l.cells >= 1000 * CELL_SIZE);
         assert!(l.rdma - l.stats >= 3 * STATS_SLOT);
-        assert_eq!(l.stack - l.guard, GUARD_SIZE);
-        assert!(GUARD_SIZE >= 64 << 10);
-        assert_eq!(l.stack_top(), ARENA_BASE + l.total);
+        assert_eq!(l.stack_top(), ARENA_BASE);
+        assert_eq!(l.stack_lo(), ARENA_BASE - (1 << 20));
+        assert_eq!(l.lo() + l.total, ARENA_BASE + l.rdma + l.rdma_size);
+        let (glo, ghi) = l.guard();
+        assert_eq!((ghi, ghi - glo), (l.stack_lo(), GUARD_RESERVE));
+        assert!(GUARD_RESERVE >= l.stack_size * 1024, "the guard dwarfs any frame");
     }
 }

@@ -12,7 +12,13 @@
 //! | print the configuration at start | `UAT_VERBOSE=1` | off |
 //! | victim-choice seed | `UAT_SEED` | from the clock |
 //! | poller (rdma-emulated): wait mode | `UAT_POLLER=spin\|yield` | spin if ≥ 2 cores per rank |
-//! | poller: pin to core | `UAT_POLLER_CORE=N` | not pinned |
+//! | poller: pin to cores | `UAT_POLLER_CORE=B` or `=c0,c1,...` | not pinned |
+//! | migration checker (off, or on) | `UAT_CHECK_MIGRATION=0\|1` | off |
+//!
+//! `UAT_POLLER_CORE=B` pins the poller of the i-th rank on a host (in rank
+//! order) to core `B + i`; a list pins it to the list's i-th core. A core the
+//! process may not run on, or a list shorter than the host's rank count, is
+//! refused at start-up.
 //!
 //! The defaults run UTS T3 (depth 1,572) and T3L (depth 17,844) on one rank.
 //! Sizes accept K, M, G suffixes (binary).
@@ -37,8 +43,10 @@ pub struct Config {
     /// `rdma-emulated`: how the communication-assisting thread waits (None:
     /// spin when the host has two cores per rank, else yield).
     pub poller_yield: Option<bool>,
-    /// `rdma-emulated`: pin the poller to this core.
-    pub poller_core: Option<usize>,
+    /// `rdma-emulated`: pin each rank's poller to a core.
+    pub poller_core: Option<PollerCores>,
+    /// Report pointers into another rank's heap (`UAT_CHECK_MIGRATION`).
+    pub check_migration: bool,
 }
 
 impl Default for Config {
@@ -54,8 +62,57 @@ impl Default for Config {
             seed: None,
             poller_yield: None,
             poller_core: None,
+            check_migration: false,
         }
     }
+}
+
+/// Where pollers are pinned (`UAT_POLLER_CORE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PollerCores {
+    /// The i-th rank of a host pins its poller to core `first + i`.
+    From(usize),
+    /// The i-th rank of a host pins its poller to the i-th core listed.
+    List(Vec<usize>),
+}
+
+impl PollerCores {
+    fn parse(text: &str) -> Option<PollerCores> {
+        let t = text.trim();
+        if t.contains(',') {
+            let cores: Option<Vec<usize>> = t.split(',').map(|c| c.trim().parse().ok()).collect();
+            cores.filter(|c| !c.is_empty()).map(PollerCores::List)
+        } else {
+            t.parse().ok().map(PollerCores::From)
+        }
+    }
+
+    /// The core of the `index`-th rank of a host of `ranks_on_host`, or why
+    /// there is none.
+    pub fn core_for(&self, index: usize, ranks_on_host: usize) -> Result<usize, String> {
+        match self {
+            PollerCores::From(first) => first
+                .checked_add(index)
+                .ok_or_else(|| format!("UAT_POLLER_CORE={first}: core number overflows")),
+            PollerCores::List(cores) => cores.get(index).copied().ok_or_else(|| {
+                format!(
+                    "UAT_POLLER_CORE lists {} core(s) but this host runs {ranks_on_host} ranks: give one per rank",
+                    cores.len()
+                )
+            }),
+        }
+    }
+}
+
+/// A size as a person wrote it: "256K", "64M", "1G", or bytes — the form
+/// the `UAT_*` settings accept, so a suggestion can be pasted back.
+pub fn fmt_size(bytes: usize) -> String {
+    for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
+        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
 }
 
 /// A bad value in an environment variable.
@@ -122,10 +179,19 @@ impl Config {
             });
         }
         if let Some(v) = env("UAT_POLLER_CORE") {
-            c.poller_core = Some(
-                v.parse()
-                    .map_err(|_| ConfigError(format!("UAT_POLLER_CORE={v}: expected a core number")))?,
-            );
+            c.poller_core = Some(PollerCores::parse(&v).ok_or_else(|| {
+                ConfigError(format!(
+                    "UAT_POLLER_CORE={v}: expected a first core B (the i-th rank of a host pins its poller to \
+                     core B+i) or a list of cores c0,c1,... (one per rank of a host)"
+                ))
+            })?);
+        }
+        if let Some(v) = env("UAT_CHECK_MIGRATION") {
+            c.check_migration = match v.as_str() {
+                "" | "0" | "off" | "false" | "no" => false,
+                "1" | "on" | "true" | "yes" => true,
+                _ => return Err(ConfigError(format!("UAT_CHECK_MIGRATION={v}: expected 1 (on) or 0 (off)"))),
+            };
         }
         if let Some(v) = env("UAT_VERBOSE") {
             c.verbose = !matches!(v.as_str(), "" | "0" | "false" | "no");
@@ -165,6 +231,10 @@ impl Config {
         self.empty_check = on;
         self
     }
+    pub fn check_migration(mut self, on: bool) -> Config {
+        self.check_migration = on;
+        self
+    }
 }
 
 #[cfg(test)]
@@ -179,6 +249,38 @@ mod tests {
         assert_eq!(parse_size("2g"), Some(2 << 30));
         assert_eq!(parse_size("lots"), None);
         assert_eq!(parse_size(""), None);
+    }
+
+    #[test]
+    fn sizes_print_as_they_are_written() {
+        assert_eq!(fmt_size(256 << 10), "256K");
+        assert_eq!(fmt_size(64 << 20), "64M");
+        assert_eq!(fmt_size(3 << 30), "3G");
+        assert_eq!(fmt_size(1000), "1000");
+        assert_eq!(parse_size(&fmt_size(1536 << 10)), Some(1536 << 10));
+    }
+
+    #[test]
+    fn poller_cores_are_per_rank() {
+        let from = PollerCores::parse("4").unwrap();
+        assert_eq!(from.core_for(0, 2), Ok(4));
+        assert_eq!(from.core_for(1, 2), Ok(5));
+        let list = PollerCores::parse("1, 3,5").unwrap();
+        assert_eq!(list, PollerCores::List(vec![1, 3, 5]));
+        assert_eq!(list.core_for(2, 3), Ok(5));
+        assert!(list.core_for(3, 4).unwrap_err().contains("lists 3 core(s)"));
+        assert_eq!(PollerCores::parse("x"), None);
+        assert_eq!(PollerCores::parse("1,,2"), None);
+        let e = Config::from_lookup(|k| (k == "UAT_POLLER_CORE").then(|| "-1".to_string())).unwrap_err();
+        assert!(e.0.contains("UAT_POLLER_CORE=-1"), "{e}");
+    }
+
+    #[test]
+    fn the_migration_checker_is_off_unless_asked() {
+        assert!(!Config::from_lookup(|_| None).unwrap().check_migration);
+        let on = Config::from_lookup(|k| (k == "UAT_CHECK_MIGRATION").then(|| "1".to_string())).unwrap();
+        assert!(on.check_migration);
+        assert!(Config::from_lookup(|k| (k == "UAT_CHECK_MIGRATION").then(|| "maybe".to_string())).is_err());
     }
 
     #[test]

@@ -139,6 +139,18 @@ impl Deque {
         (h < t).then(|| unsafe { self.slot(t - 1).read() })
     }
 
+    /// The index of the newest entry, if any (owner's view).
+    pub fn newest_index(&self) -> Option<u64> {
+        let t = self.tail().load(Ordering::Relaxed);
+        (t > self.head().load(Ordering::Acquire)).then(|| t - 1)
+    }
+
+    /// Whether entry `i` (once pushed by the owner, who has not popped it
+    /// since) is still here, i.e. not stolen.
+    pub fn holds(&self, i: u64) -> bool {
+        self.head().load(Ordering::Acquire) <= i
+    }
+
     /// Whether no continuation of this rank is in place (owner's view).
     pub fn is_empty(&self) -> bool {
         self.tail().load(Ordering::Relaxed) <= self.head().load(Ordering::Acquire)

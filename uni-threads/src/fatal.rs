@@ -1,13 +1,25 @@
-//! Ending the whole job when a limit is exceeded, with the setting to raise.
+//! Ending the whole job: when a limit is exceeded (naming the setting to
+//! raise), and when the API is misused (naming the mistake and the rule).
+//!
+//! Every message is one line, written with one `write(2)` and prefixed with
+//! the rank ([`gasnet_sys::report`]), then GASNet ends every rank (exit 1).
 
-use crate::worker::worker;
+use gasnet_sys::Gasnet;
+
+use crate::config::fmt_size;
 
 /// Prints `[rank R] error: ...` and ends every rank of the job (exit 1).
+/// Usable before the runtime (or even GASNet) has started.
 #[cold]
 #[inline(never)]
 pub fn fatal(msg: std::fmt::Arguments) -> ! {
-    let g = worker().gasnet;
-    g.fail(msg)
+    match Gasnet::current() {
+        Some(g) => g.fail(msg),
+        None => {
+            gasnet_sys::report(format_args!("error: {msg}"));
+            std::process::exit(1)
+        }
+    }
 }
 
 #[cold]
@@ -34,9 +46,44 @@ pub fn cells_exhausted(count: usize) -> ! {
 #[inline(never)]
 pub fn rdma_region_full(bytes: usize, need: usize) -> ! {
     fatal(format_args!(
-        "the RDMA region ({} MiB) has no room for {need} bytes of suspended frames; \
-         raise UAT_RDMA_REGION (e.g. UAT_RDMA_REGION={}M) or Config::rdma_region",
-        bytes >> 20,
-        (bytes >> 20).max(1) * 4
+        "the RDMA region ({}) has no room for {need} bytes of suspended frames; \
+         raise UAT_RDMA_REGION (e.g. UAT_RDMA_REGION={}) or Config::rdma_region",
+        fmt_size(bytes),
+        fmt_size(bytes * 4)
     ))
+}
+
+/// Tasks outlived the run's root: their handles were never joined.
+#[cold]
+#[inline(never)]
+pub fn leaked_tasks(count: u64, state: &str) -> ! {
+    fatal(format_args!(
+        "{count} spawned task(s) {state} after the root task returned: a JoinHandle was not joined \
+         (std::mem::forget, a leak, or a handle kept in a thread-local past its spawner). Rule: every \
+         spawned task must be joined, or its handle dropped (which joins), before the task that spawned it returns"
+    ))
+}
+
+/// The message of a uni-address stack overflow (built before it is needed:
+/// the signal handler that prints it may not allocate).
+pub fn stack_overflow_message(rank: u32, stack_size: usize) -> String {
+    format!(
+        "[rank {rank}] error: uni-address stack overflow: a task recursed past the {} stack region \
+         (or a frame without stack probes, e.g. C code or alloca, was larger than what was left of it); \
+         raise UAT_STACK_SIZE (e.g. UAT_STACK_SIZE={}) or Config::stack_size\n",
+        fmt_size(stack_size),
+        fmt_size(stack_size * 4)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_overflow_message_prints_small_stacks_as_given() {
+        let m = super::stack_overflow_message(3, 256 << 10);
+        assert!(m.starts_with("[rank 3] error: uni-address stack overflow"), "{m}");
+        assert!(m.contains("past the 256K stack region"), "{m}");
+        assert!(m.contains("UAT_STACK_SIZE=1M"), "{m}");
+        assert!(m.ends_with('\n') && m.matches('\n').count() == 1, "one line: {m}");
+    }
 }

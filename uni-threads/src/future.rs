@@ -22,6 +22,7 @@ pub const MAX_RESULT_SIZE: usize = 48;
 
 const PENDING: u64 = 0;
 const DONE: u64 = 1;
+const FREE: u64 = 2;
 
 #[repr(C, align(64))]
 pub struct Cell {
@@ -84,12 +85,52 @@ pub const CELL_FREE: u8 = 210;
 /// Cells handed back by other ranks (a Treiber stack through `next_free`;
 /// many pushers, one consumer that takes the whole list: no ABA).
 static RETURNED: AtomicUsize = AtomicUsize::new(0);
+/// This rank's cells, `[CELLS_LO, CELLS_HI)` (set before the handler can
+/// run: the pool is made before the first barrier of the runtime).
+static CELLS_LO: AtomicUsize = AtomicUsize::new(0);
+static CELLS_HI: AtomicUsize = AtomicUsize::new(0);
+/// CELL_FREE messages refused by this rank.
+static REFUSED: AtomicU64 = AtomicU64::new(0);
 
-extern "C" fn on_cell_free(_: Token, lo: Arg, hi: Arg) {
+/// CELL_FREE messages this rank has refused so far.
+pub fn refused() -> u64 {
+    REFUSED.load(Ordering::Relaxed)
+}
+
+/// Why `addr` (from `source`) is not a cell this rank may take back: its
+/// address must be one of this rank's cells, and the cell must be DONE
+/// (which this call turns into FREE, so a repeat is refused).
+fn accept_returned(addr: usize) -> Result<(), &'static str> {
+    let (lo, hi) = (CELLS_LO.load(Ordering::Acquire), CELLS_HI.load(Ordering::Acquire));
+    if addr < lo || addr >= hi {
+        return Err("not an address of this rank's future cells");
+    }
+    if (addr - lo) % CELL_SIZE != 0 {
+        return Err("not the start of a future cell");
+    }
+    // SAFETY: a cell of this rank's pool (checked above); its state word is
+    // accessed atomically by everyone.
+    let state = unsafe { &(*(addr as *const Cell)).state };
+    state
+        .compare_exchange(DONE, FREE, Ordering::Acquire, Ordering::Relaxed)
+        .map(|_| ())
+        .map_err(|now| if now == FREE { "the cell is already free" } else { "the task has not finished" })
+}
+
+extern "C" fn on_cell_free(token: Token, lo: Arg, hi: Arg) {
     let addr = join_u64(lo, hi) as usize;
+    if let Err(why) = accept_returned(addr) {
+        REFUSED.fetch_add(1, Ordering::Relaxed);
+        gasnet_sys::report(format_args!(
+            "warning: refused a CELL_FREE from rank {} for {addr:#x}: {why}",
+            token.source()
+        ));
+        return;
+    }
     let mut head = RETURNED.load(Ordering::Relaxed);
     loop {
-        // SAFETY: a cell of this rank's pool that its joiner gave up.
+        // SAFETY: a cell of this rank's pool that its joiner gave up
+        // (accept_returned checked both).
         unsafe { (*(addr as *mut Cell)).next_free = head as u64 };
         match RETURNED.compare_exchange_weak(head, addr, Ordering::Release, Ordering::Relaxed) {
             Ok(_) => return,
@@ -153,10 +194,12 @@ impl CellPool {
             };
             // SAFETY: inside the mapped cells part; no one else uses it yet.
             unsafe {
-                (*cell).state.store(PENDING, Ordering::Relaxed);
+                (*cell).state.store(FREE, Ordering::Relaxed);
                 (*cell).next_free = next as u64;
             }
         }
+        CELLS_LO.store(base, Ordering::Relaxed);
+        CELLS_HI.store(base + layout.cell_count * CELL_SIZE, Ordering::Release);
         CellPool {
             free: std::cell::Cell::new(if layout.cell_count > 0 { base } else { 0 }),
             rank,
@@ -194,8 +237,38 @@ impl CellPool {
     #[inline(always)]
     pub fn free(&self, cell: CellRef) {
         debug_assert_eq!(cell.rank, self.rank);
-        // SAFETY: a cell of this pool that nobody uses any more.
-        unsafe { (*(cell.addr as *mut Cell)).next_free = self.free.get() as u64 };
+        // SAFETY: a cell of this pool that nobody uses any more; FREE makes
+        // a stray CELL_FREE for it refused.
+        unsafe {
+            let c = cell.addr as *mut Cell;
+            (*c).state.store(FREE, Ordering::Relaxed);
+            (*c).next_free = self.free.get() as u64;
+        }
         self.free.set(cell.addr);
     }
+}
+
+/// Test support: sends CELL_FREE messages that their handler must refuse:
+/// to `rank`, an address outside its cells, a misaligned one, and its last
+/// cell (free unless nearly all cells are in use); to this rank, a cell of
+/// `pool` that is pending (its task has not finished), polled for until the
+/// handler has seen it. Returns how many were sent.
+pub fn send_malformed_cell_frees(g: Gasnet, rank: u32, layout: &Layout, pool: &CellPool) -> u32 {
+    let base = Layout::addr(layout.cells);
+    let last = base + (layout.cell_count - 1) * CELL_SIZE;
+    let send = |to: u32, addr: usize| {
+        let [lo, hi] = split_u64(addr as u64);
+        g.request(to, CELL_FREE, &[lo, hi]);
+    };
+    for addr in [0x10usize, base + 8, last] {
+        send(rank, addr);
+    }
+    let Some(pending) = pool.alloc() else { return 3 };
+    let before = refused();
+    send(g.rank(), pending.addr);
+    while refused() == before {
+        g.poll();
+    }
+    pool.free(pending);
+    4
 }

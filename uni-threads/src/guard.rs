@@ -1,38 +1,47 @@
-//! Turning a uni-address stack overflow into a clear message.
+//! The SIGSEGV handler: a uni-address stack overflow and a migrated heap
+//! pointer become clear messages; every other fault goes to GASNet.
 //!
-//! Below the stack region lies a PROT_NONE guard (≥ 64 KiB; x86-64 Rust code
-//! probes its stack, so a deep recursion touches the guard before anything
-//! beyond it). A SIGSEGV handler, running on an alternate signal stack (the
-//! faulting stack is full), recognises faults in the guard, prints which
-//! setting to raise, and ends the whole job. Other faults go to the handler
-//! that was installed before ours (GASNet's), which is restored and re-run.
+//! - **Overflow.** Below the stack region lies a 1 TiB PROT_NONE guard
+//!   ([`crate::arena`]). Rust code probes its stack, and a frame without
+//!   probes (C, `alloca`) smaller than the guard lands in it too, so a fault
+//!   whose address *or* stack pointer is in the guard is an overflow. The
+//!   handler writes a message built at start-up and calls `_exit(1)`: only
+//!   async-signal-safe calls (the fault may have interrupted `malloc`, a
+//!   `println!` holding stdout's lock, or an AM handler). The job ends
+//!   because GASNet's other ranks see this one die (within ~3 s, tested).
+//! - **Migration** (`UAT_CHECK_MIGRATION=1`): a fault inside another rank's
+//!   heap range ([`crate::migration`]) is a pointer that travelled with a
+//!   stolen thread. The handler writes the origin and the faulting
+//!   instruction (async-signal-safe), then, best effort, a backtrace
+//!   (symbolising allocates: safe here because the faulting code was user
+//!   code touching a foreign address, not the allocator), then `_exit(1)`.
+//! - Anything else: the previous handler (GASNet's) is restored and the
+//!   fault recurs into it.
+//!
+//! The handler runs on an alternate signal stack of the worker thread (the
+//! faulting stack is full).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::OnceLock;
-
-use gasnet_sys::Gasnet;
 
 static GUARD_LO: AtomicUsize = AtomicUsize::new(0);
 static GUARD_HI: AtomicUsize = AtomicUsize::new(0);
 static MESSAGE: OnceLock<Vec<u8>> = OnceLock::new();
 static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
+/// Set while the handler reports a migration fault: a fault inside the
+/// best-effort backtrace ends the process at once.
+static REPORTING: AtomicBool = AtomicBool::new(false);
+
+/// Bytes of the alternate signal stack (room for symbolising a backtrace).
+const ALT_SIZE: usize = 1 << 20;
 
 /// Installs the handler for guard range `[lo, hi)` (after GASNet's init, so
-/// GASNet's own handler is the one we chain to).
-pub fn install(gasnet: Gasnet, lo: usize, hi: usize, stack_size: usize) -> std::io::Result<()> {
+/// GASNet's own handler is the one we chain to). `message` is the overflow
+/// message, written as is.
+pub fn install(lo: usize, hi: usize, message: String) -> std::io::Result<()> {
     GUARD_LO.store(lo, Ordering::Relaxed);
     GUARD_HI.store(hi, Ordering::Relaxed);
-    let _ = MESSAGE.set(
-        format!(
-            "[rank {}] error: uni-address stack overflow: a task recursed past the {} MiB stack region; \
-             raise UAT_STACK_SIZE (e.g. UAT_STACK_SIZE={}M) or Config::stack_size\n",
-            gasnet.rank(),
-            stack_size >> 20,
-            (stack_size >> 20).max(1) * 4
-        )
-        .into_bytes(),
-    );
-    const ALT_SIZE: usize = 256 << 10;
+    let _ = MESSAGE.set(message.into_bytes());
     // SAFETY: a fresh private mapping for the alternate signal stack; it is
     // never unmapped (the handler may run until the process ends).
     unsafe {
@@ -57,7 +66,9 @@ pub fn install(gasnet: Gasnet, lo: usize, hi: usize, stack_size: usize) -> std::
         }
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_segv as *const () as usize;
-        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+        // NODEFER: a fault inside the migration report re-enters and ends
+        // the process instead of being blocked.
+        action.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK | libc::SA_NODEFER;
         libc::sigemptyset(&mut action.sa_mask);
         let mut previous: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(libc::SIGSEGV, &action, &mut previous) != 0 {
@@ -68,19 +79,32 @@ pub fn install(gasnet: Gasnet, lo: usize, hi: usize, stack_size: usize) -> std::
     Ok(())
 }
 
-extern "C" fn on_segv(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut libc::c_void) {
-    // SAFETY: the kernel passes a valid siginfo for SA_SIGINFO handlers.
-    let addr = unsafe { (*info).si_addr() } as usize;
-    if addr >= GUARD_LO.load(Ordering::Relaxed) && addr < GUARD_HI.load(Ordering::Relaxed) {
+extern "C" fn on_segv(_sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
+    if REPORTING.load(Ordering::Relaxed) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(1) };
+    }
+    // SAFETY: the kernel passes a valid siginfo and ucontext to SA_SIGINFO
+    // handlers.
+    let (addr, sp, ip) = unsafe {
+        let regs = &(*(ctx as *const libc::ucontext_t)).uc_mcontext.gregs;
+        (
+            (*info).si_addr() as usize,
+            regs[libc::REG_RSP as usize] as usize,
+            regs[libc::REG_RIP as usize] as usize,
+        )
+    };
+    let (lo, hi) = (GUARD_LO.load(Ordering::Relaxed), GUARD_HI.load(Ordering::Relaxed));
+    if (lo..hi).contains(&addr) || (lo..hi).contains(&sp) {
         if let Some(msg) = MESSAGE.get() {
-            // SAFETY: write(2) is async-signal-safe; the buffer is static.
-            unsafe { libc::write(2, msg.as_ptr() as *const _, msg.len()) };
+            gasnet_sys::write_stderr(msg);
         }
-        // Ending the job from a signal handler: GASNet's own fatal-signal
-        // path does the same, and this process cannot continue anyway.
-        if let Some(g) = Gasnet::current() {
-            g.exit(1);
-        }
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(1) };
+    }
+    if let Some(origin) = crate::migration::foreign_rank(addr) {
+        REPORTING.store(true, Ordering::Relaxed);
+        crate::migration::report_fault(origin, addr, ip);
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(1) };
     }
@@ -88,5 +112,66 @@ extern "C" fn on_segv(_sig: libc::c_int, info: *mut libc::siginfo_t, _ctx: *mut 
     if let Some(previous) = PREVIOUS.get() {
         // SAFETY: re-installs the action we replaced.
         unsafe { libc::sigaction(libc::SIGSEGV, previous, std::ptr::null_mut()) };
+    }
+}
+
+/// A line built without allocating (for signal handlers).
+pub(crate) struct Line {
+    buf: [u8; 600],
+    len: usize,
+}
+
+impl Line {
+    pub(crate) fn new() -> Line {
+        Line { buf: [0; 600], len: 0 }
+    }
+
+    pub(crate) fn text(&mut self, s: &str) -> &mut Line {
+        let n = s.len().min(self.buf.len() - self.len);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        self
+    }
+
+    pub(crate) fn dec(&mut self, mut v: u64) -> &mut Line {
+        let mut digits = [0u8; 20];
+        let mut i = digits.len();
+        loop {
+            i -= 1;
+            digits[i] = b'0' + (v % 10) as u8;
+            v /= 10;
+            if v == 0 {
+                break;
+            }
+        }
+        // ASCII digits are always UTF-8.
+        self.text(std::str::from_utf8(&digits[i..]).unwrap_or("?"))
+    }
+
+    pub(crate) fn hex(&mut self, v: u64) -> &mut Line {
+        let mut digits = [0u8; 18];
+        digits[0] = b'0';
+        digits[1] = b'x';
+        for (i, d) in digits[2..].iter_mut().enumerate() {
+            let nibble = (v >> (60 - 4 * i)) & 0xf;
+            *d = b"0123456789abcdef"[nibble as usize];
+        }
+        self.text(std::str::from_utf8(&digits).unwrap_or("?"))
+    }
+
+    pub(crate) fn bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Line;
+
+    #[test]
+    fn lines_format_numbers_without_allocating() {
+        let mut l = Line::new();
+        l.text("rank ").dec(12).text(" at ").hex(0x1000_0000_0000).text(" ").dec(0);
+        assert_eq!(l.bytes(), b"rank 12 at 0x0000100000000000 0");
     }
 }

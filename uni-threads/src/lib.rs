@@ -17,20 +17,42 @@
 //! native (main) stack, thread-locals, file descriptors and handles. The
 //! contract:
 //!
-//! > **No pointer into process-local memory may be live across a `spawn`
-//! > or `join`.**
+//! > **No pointer into process-local memory may be live across a `spawn`,
+//! > `join` or `poll_point`.**
 //!
-//! The types enforce most of it: a spawned closure is `Copy + Send +
-//! 'static` and its result `Copy + Send + 'static` (at most 48 bytes), which
-//! rules out borrowed data and heap-owning values (`Box`, `Vec`, `String`).
-//! What the types cannot see — a raw pointer or a `&'static` into a leaked
-//! heap object, a cached thread-local address — is the caller's
-//! responsibility. Pointers into the task's own frames are fine (they move
-//! with it), and so are statics (every executable is linked non-PIE, so
-//! statics and code have the same address in every process).
+//! The types enforce what they can: a spawned closure (and both closures of
+//! [`join`]) is `Copy + Send + 'static` and its result `Copy + Send +
+//! 'static` (at most 48 bytes), which rules out borrowed data and
+//! heap-owning values (`Box`, `Vec`, `String`); [`JoinHandle`] and
+//! [`Runtime`] are neither `Send` nor `Sync`. What the types cannot see is a
+//! *local* of the task itself: `let v = vec![..]; let h = spawn(f); ...;
+//! v.len()` keeps a heap pointer in the task's frame across the spawn, and
+//! after a steal the frame runs on a process where that heap does not exist.
+//! Rust cannot rule this out, so the contract is acknowledged once, where the
+//! user takes it on: [`Runtime::start`] is `unsafe` (as `memmap2`'s
+//! `Mmap::map` is for an invariant the compiler cannot check). Everything
+//! else is safe to call; misuse that *can* be detected (spawn outside a task
+//! or from another OS thread, a leaked handle, `Runtime::run` inside a task)
+//! ends the job with a message naming the mistake and the rule.
+//!
+//! Pointers into the task's own frames are fine (they move with it), and so
+//! are statics (executables are linked non-PIE, so statics and code have the
+//! same address in every process).
 //!
 //! A panic in a task ends the whole job: the message is printed with the
 //! rank and every rank exits non-zero.
+//!
+//! # The migration checker
+//!
+//! With `UAT_CHECK_MIGRATION=1` every rank's Rust heap lives in an address
+//! range of its own (allocations after `Runtime::start`), and the other
+//! ranks keep that range unmapped: a pointer that travelled with a stolen
+//! thread faults where it is used (or is recognised where it is freed), and
+//! the job ends with the rank the pointer came from, the address and a
+//! backtrace. It cannot see memory allocated before `Runtime::start`, C
+//! `malloc`, the native stack or thread-locals. Off by default (it costs a
+//! lock per allocation); it needs the `migration-checker` cargo feature (on
+//! by default), which installs this crate's global allocator.
 
 pub use am_fad::poller as fad_poller;
 pub use am_fad::{Mode, MODE};
@@ -43,38 +65,83 @@ mod deque;
 mod fatal;
 mod future;
 mod guard;
+mod migration;
 mod par;
 mod rdma;
 mod runtime;
 mod scheduler;
 mod spawn;
-mod stats;
+pub mod stats;
 mod steal;
 mod tsc;
 mod worker;
 
 pub use arena::{ARENA_BASE, FAD_BENCH_WORD};
-pub use config::{Config, ConfigError};
+pub use config::{Config, ConfigError, PollerCores};
 pub use par::{join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};
-pub use stats::Stats;
+pub use stats::{Field, Stats, Unit};
 pub use tsc::hz as tsc_hz;
 pub use worker::is_running;
 
 /// What `spawn` does to serve remote requests (in `am` mode: poll every
 /// `poll_interval` calls). Call it in long loops that spawn nothing, so that
-/// thieves are not kept waiting.
+/// thieves are not kept waiting. Like `spawn`, only inside a task.
 #[inline]
 pub fn poll_point() {
-    worker::worker().poll_at_spawn()
+    worker::worker_for_task("uat::poll_point").poll_at_spawn()
+}
+
+#[doc(hidden)]
+/// Test support: waits (polling) until another rank has stolen the
+/// continuation of the calling task's parent, so that a test's steal is
+/// certain rather than likely. Call it first thing in a spawned child, before
+/// it spawns; returns at once on one rank.
+pub fn wait_until_parent_stolen() {
+    let w = worker::worker_for_task("uat::wait_until_parent_stolen");
+    if w.ranks < 2 {
+        return;
+    }
+    let Some(parent) = w.deque.newest_index() else {
+        return;
+    };
+    loop {
+        let w = worker::worker_in_task();
+        if !w.deque.holds(parent) {
+            return;
+        }
+        w.gasnet.poll();
+        std::hint::spin_loop();
+    }
+}
+
+#[doc(hidden)]
+/// Test support: sends Active Messages that their handlers must refuse (and
+/// report), and returns how many: CELL_FREEs to `rank` of an address outside
+/// the cells, of a misaligned one and of a free cell, and to this rank of a
+/// cell whose task has not finished; in the
+/// AM fetch-and-add modes also a fetch-and-add request on an unregistered
+/// address whose reply names a slot no request is waiting on (refused by
+/// this rank's reply handler). Polls a while for the replies.
+pub fn send_malformed_messages(rank: u32) -> u32 {
+    let w = worker::worker_for_task("uat::send_malformed_messages");
+    let mut sent = future::send_malformed_cell_frees(w.gasnet, rank, &w.layout, &w.cells);
+    if am_fad::send_malformed_request(w.gasnet, rank) {
+        sent += 2;
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(50);
+    while std::time::Instant::now() < until {
+        w.gasnet.poll();
+    }
+    sent
 }
 
 #[doc(hidden)]
 /// Remote fetch-and-add, in this build's mode, on `rank`'s
 /// [`FAD_BENCH_WORD`] (for micro-benchmarks). None: the target refused it.
 pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
-    let w = worker::worker();
+    let w = worker::worker_for_task("uat::bench_fetch_add");
     w.lock
         .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + FAD_BENCH_WORD), value)
 }
@@ -83,7 +150,7 @@ pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
 /// A fetch-and-add on `rank`'s deque *head* word, which is not registered
 /// for atomics: the AM modes must refuse it (tests the handler's check).
 pub fn bench_fetch_add_unregistered(rank: u32) -> Option<u64> {
-    let w = worker::worker();
+    let w = worker::worker_for_task("uat::bench_fetch_add_unregistered");
     w.lock
         .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + arena::HEAD_WORD), 0)
 }

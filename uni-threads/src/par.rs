@@ -5,12 +5,23 @@ use crate::spawn::spawn;
 /// Runs `a` and `b`, potentially in parallel: `a` is spawned (child-first,
 /// so it runs now and the rest of this thread, `b`, is stealable), `b` runs
 /// here, then `a` is joined.
+///
+/// `b` runs in the continuation, which another rank may steal before it
+/// starts: it is bounded like a spawned task (plain data, `'static`), so
+/// it cannot borrow or own process-local memory either.
+///
+/// ```compile_fail
+/// let v = vec![1u64, 2, 3];
+/// // `b` borrows a heap Vec: it could run on another rank.
+/// let _ = uat::join(|| 1u64, || v.iter().sum::<u64>());
+/// ```
 #[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send + Copy + 'static,
-    B: FnOnce() -> RB,
+    B: FnOnce() -> RB + Send + Copy + 'static,
     RA: Send + Copy + 'static,
+    RB: Send + Copy + 'static,
 {
     let ha = spawn(a);
     let rb = b();

@@ -1,11 +1,13 @@
 //! Starting the runtime on every rank and running a root task (SPMD).
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use am_fad::DequeLock;
 use gasnet_sys::Gasnet;
 
-use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_SIZE, LOCK_WORD};
+use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_RESERVE, LOCK_WORD};
+use crate::config::fmt_size;
 use crate::collective;
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack};
@@ -15,7 +17,7 @@ use crate::rdma::RdmaAlloc;
 use crate::scheduler;
 use crate::spawn::{complete, run_task};
 use crate::stats::{Counters, Stats};
-use crate::worker::{self, worker, Worker};
+use crate::worker::{self, on_task_stack, on_worker_thread, worker, Worker};
 
 /// Bytes of the scheduler's native stack.
 const SCHED_STACK: usize = 1 << 20;
@@ -37,15 +39,55 @@ impl fmt::Display for StartError {
 }
 
 /// The runtime of this process, started on every rank.
+///
+/// Its methods are collective (every rank calls them, in the same order)
+/// and belong to the thread that started it, outside tasks: a `Runtime` is
+/// neither `Send` nor `Sync`, and calling one of them from inside a task
+/// ends the job with a message (only one rank would reach the collective,
+/// and the others would wait for it forever).
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// fn give_away(rt: uat::Runtime) {
+///     needs_send(rt); // Runtime is not Send
+/// }
+/// ```
 pub struct Runtime {
     gasnet: Gasnet,
+    _not_send: PhantomData<*const ()>,
 }
 
 impl Runtime {
     /// Starts the runtime: maps the arena (attaching the GASNet segment),
-    /// sets up the deque, the future cells and the stack guard. Collective:
-    /// every rank calls it once, after GASNet's init, with the same config.
-    pub fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
+    /// sets up the deque, the future cells, the stack guard, the poller
+    /// (`rdma-emulated`) and the migration checker (`UAT_CHECK_MIGRATION`),
+    /// and makes a panic on any thread end the whole job. Collective: every
+    /// rank calls it once, after GASNet's init, with the same config.
+    ///
+    /// # Safety
+    ///
+    /// Every task run on this runtime — the closures given to [`Runtime::run`],
+    /// [`spawn`](crate::spawn), [`join`](crate::join) and
+    /// [`reduce`](crate::reduce), and everything they call — must keep **no
+    /// pointer into process-local memory live across a `spawn`, `join` or
+    /// `poll_point`**: no reference to or into a `Box`, `Vec`, `String`, `Rc`
+    /// or other heap object, the native stack, a thread-local, or memory
+    /// from `malloc`/`mmap`, may be used after such a call if it was
+    /// obtained before it. After any of these calls the task may continue in
+    /// another process, which has none of that memory: using such a pointer
+    /// there reads or writes whatever that process has at the address.
+    ///
+    /// The closures' bounds (`Copy + Send + 'static`, results of plain data)
+    /// keep such pointers out of what crosses between tasks; the caller
+    /// guarantees the rest — what a task holds in its own locals across the
+    /// calls. Values (numbers, plain structs), pointers into the task's own
+    /// frames and statics are fine. `UAT_CHECK_MIGRATION=1` finds violations
+    /// of this rule for heap memory (see the crate docs).
+    pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
+        if worker::is_running() {
+            return Err(StartError::Other("the runtime is already started in this process".into()));
+        }
+        gasnet.exit_job_on_panic();
         let (rank, ranks) = (gasnet.rank(), gasnet.size());
         let layout = Layout::new(&config, ranks);
         let lock = DequeLock::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
@@ -54,6 +96,9 @@ impl Runtime {
             .map_err(|e| StartError::Other(e.to_string()))?;
         arena::map(gasnet, &layout).map_err(StartError::Arena)?;
         check_same_addresses(gasnet, &layout)?;
+        if config.check_migration {
+            crate::migration::enable(rank, ranks).map_err(StartError::Other)?;
+        }
         // SAFETY: the arena is mapped with `layout`; one deque and one pool
         // per process.
         let (deque, cells) = unsafe {
@@ -70,6 +115,8 @@ impl Runtime {
         });
         let sched_stack_top = map_native_stack(SCHED_STACK)
             .map_err(|e| StartError::Other(format!("cannot map the scheduler stack: {e}")))?;
+        let poller = start_poller(gasnet, &config)?;
+        let (guard_lo, guard_hi) = layout.guard();
         worker::install(Worker {
             gasnet,
             rank,
@@ -90,20 +137,22 @@ impl Runtime {
             victims: crate::steal::VictimRng::new(seed, rank),
             run_id: 0.into(),
             handler_cycles_at_start: 0.into(),
-            poller: start_poller(gasnet, &config)?.into(),
+            poller: poller.into(),
         });
         crate::guard::install(
-            gasnet,
-            Layout::addr(layout.guard),
-            Layout::addr(layout.guard) + GUARD_SIZE,
-            layout.stack_size,
+            guard_lo,
+            guard_hi,
+            crate::fatal::stack_overflow_message(rank, layout.stack_size),
         )
         .map_err(|e| StartError::Other(format!("cannot install the stack-overflow handler: {e}")))?;
         if config.verbose && rank == 0 {
             eprintln!("{}", describe(&config, &layout, ranks));
         }
         gasnet.barrier();
-        Ok(Runtime { gasnet })
+        Ok(Runtime {
+            gasnet,
+            _not_send: PhantomData,
+        })
     }
 
     /// Runs `root` as the root task and returns its result on rank 0 (`None`
@@ -120,17 +169,32 @@ impl Runtime {
                 "the root task's result must fit a future cell (48 bytes)"
             )
         };
+        collective_outside_tasks("Runtime::run");
         let w = worker();
         w.run_id.set(w.run_id.get() + 1);
         w.counters.reset();
         w.handler_cycles_at_start.set(am_fad::handler_cycles());
-        let cell = if w.rank == 0 { w.cells.alloc() } else { None };
+        let cell = if w.rank == 0 {
+            Some(w.cells.alloc().unwrap_or_else(|| crate::fatal::cells_exhausted(w.layout.cell_count)))
+        } else {
+            None
+        };
         self.gasnet.barrier();
         let root_cell = cell.map_or(0, |c| c.addr);
         // SAFETY: enter_run never returns; this native-stack frame is resumed
         // through main_ctx once the job is over, untouched meanwhile.
         unsafe { save_context_and_call(enter_run::<F, T>, &root as *const F as usize, root_cell) };
-        self.gasnet.barrier();
+        // Every spawned task must have been joined: a leaked handle leaves a
+        // task that no one waits for (it may even still be running, on a
+        // rank that reaches this gather only when it is done).
+        let w = worker();
+        let s = w.counters.snapshot();
+        let unjoined: u64 = collective::gather(self.gasnet, &w.layout, &[s.spawns.wrapping_sub(s.joins)])
+            .iter()
+            .fold(0u64, |a, v| a.wrapping_add(v[0]));
+        if unjoined != 0 {
+            crate::fatal::leaked_tasks(unjoined, "were never joined");
+        }
         cell.map(|c| {
             assert!(c.is_done_local(), "the root task's result is missing");
             // SAFETY: done, holding the root's T.
@@ -143,23 +207,26 @@ impl Runtime {
     /// The scheduler's counters of the last run, summed over all ranks
     /// (collective). Valid on rank 0.
     pub fn stats(&self) -> Stats {
+        collective_outside_tasks("Runtime::stats");
         let w = worker();
         let mut mine = w.counters.snapshot();
         mine.msg_handling_cycles += am_fad::handler_cycles() - w.handler_cycles_at_start.get();
         let mut total = Stats::default();
-        for words in collective::gather(self.gasnet, &w.layout, &mine.to_words()) {
-            total.accumulate(&Stats::from_words(words.try_into().expect("a rank's stats words")));
+        for values in collective::gather(self.gasnet, &w.layout, &mine.values()) {
+            total.accumulate(&Stats::from_values(&values));
         }
         total
     }
 
     /// Rank 0's `value`, on every rank (collective).
     pub fn broadcast(&self, value: u64) -> u64 {
+        collective_outside_tasks("Runtime::broadcast");
         collective::broadcast(self.gasnet, &worker().layout, &[value])[0]
     }
 
     /// Sums `value` over all ranks (collective); the sum on rank 0, 0 elsewhere.
     pub fn sum_over_ranks(&self, value: u64) -> u64 {
+        collective_outside_tasks("Runtime::sum_over_ranks");
         collective::gather(self.gasnet, &worker().layout, &[value])
             .iter()
             .map(|w| w[0])
@@ -198,6 +265,7 @@ impl Runtime {
     /// with `code` on every rank (`gasnet_exit`). Call it after a final
     /// barrier, once no rank needs this one's service any more.
     pub fn exit(&self, code: i32) -> ! {
+        collective_outside_tasks("Runtime::exit");
         if let Some(poller) = worker().poller.borrow_mut().take() {
             poller.stop();
         }
@@ -210,6 +278,24 @@ impl Runtime {
 
     pub fn config(&self) -> &Config {
         &worker().config
+    }
+}
+
+/// Collective methods of [`Runtime`] run on the thread that started it and
+/// outside tasks; end the job naming the mistake otherwise.
+fn collective_outside_tasks(what: &str) {
+    let rule = "Rule: the Runtime's methods are collective: every rank calls them, in the same order, on the \
+                thread that started the runtime and outside tasks (from main, between runs)";
+    if on_task_stack() {
+        crate::fatal::fatal(format_args!(
+            "{what} was called from inside a task; only this rank would reach it and the others would wait \
+             forever. {rule}"
+        ));
+    }
+    if !on_worker_thread() {
+        crate::fatal::fatal(format_args!(
+            "{what} was called from an OS thread other than the one that started the runtime. {rule}"
+        ));
     }
 }
 
@@ -269,12 +355,23 @@ pub(crate) fn poller_mode(gasnet: Gasnet, config: &Config) -> am_fad::poller::Po
     }
 }
 
-/// Starts the communication-assisting thread in `rdma-emulated` mode.
+/// Starts the communication-assisting thread in `rdma-emulated` mode,
+/// pinned to this rank's core of `UAT_POLLER_CORE` (checked first).
 fn start_poller(gasnet: Gasnet, config: &Config) -> Result<Option<am_fad::poller::Poller>, StartError> {
     if am_fad::MODE != am_fad::Mode::RdmaEmulated {
         return Ok(None);
     }
-    am_fad::poller::Poller::start(gasnet, poller_mode(gasnet, config), config.poller_core)
+    let core = match &config.poller_core {
+        None => None,
+        Some(cores) => {
+            let host = gasnet.host_ranks();
+            let index = host.iter().position(|&r| r == gasnet.rank()).unwrap_or(0);
+            let core = cores.core_for(index, host.len()).map_err(StartError::Other)?;
+            am_fad::poller::check_core(core).map_err(|e| StartError::Other(format!("UAT_POLLER_CORE: {e}")))?;
+            Some(core)
+        }
+    };
+    am_fad::poller::Poller::start(gasnet, poller_mode(gasnet, config), core)
         .map(Some)
         .map_err(|e| StartError::Other(format!("cannot start the communication-assisting thread: {e}")))
 }
@@ -289,13 +386,20 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
     let mine = [
         check_same_addresses as *const () as u64,
         &PROBE as *const u64 as u64,
-        ARENA_BASE as u64,
+        layout.lo() as u64,
+        layout.total as u64,
         exe_len,
     ];
     let theirs = collective::broadcast(gasnet, layout, &mine);
     if theirs != mine {
-        let what = ["a function", "a static", "the arena", "the executable's size"];
-        let i = (0..4).find(|&i| theirs[i] != mine[i]).unwrap_or(0);
+        let what = [
+            "a function",
+            "a static",
+            "the arena (UAT_STACK_SIZE)",
+            "the arena's size (UAT_* sizes)",
+            "the executable's size",
+        ];
+        let i = (0..mine.len()).find(|&i| theirs[i] != mine[i]).unwrap_or(0);
         return Err(StartError::Other(format!(
             "rank {} differs from rank 0 in {}: {:#x} here, {:#x} on rank 0. All ranks must run the same executable, \
              built non-PIE (the root package's build.rs passes -no-pie; a binary built elsewhere must be linked with -no-pie \
@@ -333,22 +437,22 @@ fn map_native_stack(size: usize) -> std::io::Result<usize> {
 
 /// The start-up banner (`UAT_VERBOSE=1`).
 pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
-    let mib = |b: usize| b as f64 / (1 << 20) as f64;
     format!(
-        "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{:.1}MiB \
-         stack={:.1}MiB deque={} entries future_cells={} rdma_region={:.1}MiB guard={}KiB \
-         poll_interval={} empty_check={} poller={}",
+        "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{} \
+         stack={} deque={} entries future_cells={} rdma_region={} guard={} \
+         poll_interval={} empty_check={} check_migration={} poller={}",
         gasnet_sys::CONDUIT.name(),
         am_fad::MODE.name(),
-        ARENA_BASE,
-        mib(l.total),
-        mib(l.stack_size),
+        l.lo(),
+        fmt_size(l.total),
+        fmt_size(l.stack_size),
         l.deque_capacity,
         l.cell_count,
-        mib(l.rdma_size),
-        GUARD_SIZE >> 10,
+        fmt_size(l.rdma_size),
+        fmt_size(GUARD_RESERVE),
         c.poll_interval,
         if c.empty_check { "on" } else { "off" },
+        if c.check_migration { "on" } else { "off" },
         worker()
             .poller
             .borrow()

@@ -51,10 +51,9 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
         }
         if w.deque.is_empty() {
             if w.finished() {
-                debug_assert!(
-                    w.waiters.borrow().is_empty(),
-                    "the root completed with threads still waiting"
-                );
+                if !w.waiters.borrow().is_empty() {
+                    fatal::leaked_tasks(w.waiters.borrow().len() as u64, "are still waiting in a join");
+                }
                 // SAFETY: main_ctx is the record of Runtime::run's caller on
                 // the native stack, untouched since.
                 unsafe { resume_context(w.main_ctx.get() as *mut u8) }
@@ -111,9 +110,11 @@ fn save_waiter(mut waiter: Waiter) {
     unsafe { std::ptr::copy_nonoverlapping(waiter.ctx as *const u8, buf as *mut u8, len) };
     waiter.buf = buf;
     w.waiters.borrow_mut().push(waiter);
-    w.counters.suspensions.set(w.counters.suspensions.get() + 1);
-    let c = &w.counters.suspend_cycles;
-    c.set(c.get() + crate::tsc::now() - start);
+    let cycles = crate::tsc::now() - start;
+    w.counters.update(|c| {
+        c.suspensions += 1;
+        c.suspend_cycles += cycles;
+    });
 }
 
 fn take_resumable_waiter() -> Option<Waiter> {
@@ -135,9 +136,11 @@ fn resume_waiter(waiter: Waiter) -> ! {
     // take_resumable_waiter) and we run on the scheduler stack.
     unsafe { std::ptr::copy_nonoverlapping(waiter.buf as *const u8, waiter.ctx as *mut u8, len) };
     w.rdma.borrow_mut().free(waiter.buf, len);
-    w.counters.resumes.set(w.counters.resumes.get() + 1);
-    let c = &w.counters.resume_cycles;
-    c.set(c.get() + crate::tsc::now() - start);
+    let cycles = crate::tsc::now() - start;
+    w.counters.update(|c| {
+        c.resumes += 1;
+        c.resume_cycles += cycles;
+    });
     // SAFETY: the frames are back at their address.
     unsafe { resume_context(waiter.ctx as *mut u8) }
 }

@@ -15,16 +15,37 @@ use crate::deque::Entry;
 use crate::fatal;
 use crate::future::{CellRef, MAX_RESULT_SIZE};
 use crate::scheduler;
-use crate::worker::{worker, worker_in_task};
+use crate::worker::{worker_for_task, worker_in_task};
 
 /// The result of a spawned task, to be collected with [`JoinHandle::join`].
 ///
 /// Dropping a handle without joining it *joins it* (waiting for the task)
 /// and discards the result, so no task outlives the handle that names it.
+///
+/// A handle stays with the thread that spawned its task: it is neither
+/// `Send` nor `Sync`, so it cannot be given to another task or OS thread
+/// (a joiner other than the spawner could suspend with a parent that is not
+/// its own in the deque):
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// needs_send(uat::spawn(|| 1u64)); // JoinHandle is not Send
+/// ```
+///
+/// ```compile_fail
+/// fn needs_sync<T: Sync>(_: &T) {}
+/// needs_sync(&uat::spawn(|| 1u64)); // nor Sync (so no static can hold one)
+/// ```
+///
+/// Forgetting a handle (`std::mem::forget`, a leak) leaves a task that no one
+/// joins: the run then ends the job with a message saying so, when its root
+/// returns.
 #[must_use = "a spawned task should be joined (dropping its handle joins it and discards the result)"]
 pub struct JoinHandle<T: Copy + 'static> {
     cell: CellRef,
-    _result: PhantomData<fn() -> T>,
+    /// `fn() -> T`: covariant, and no ownership of a T; `*const ()`: neither
+    /// Send nor Sync.
+    _result: PhantomData<(fn() -> T, *const ())>,
 }
 
 struct SpawnArgs<F> {
@@ -58,7 +79,7 @@ where
 {
     #[allow(clippy::let_unit_value)]
     let () = Fits::<T>::OK;
-    let w = worker();
+    let w = worker_for_task("uat::spawn");
     w.poll_at_spawn();
     let cell = match w.cells.alloc() {
         Some(cell) => cell,
@@ -95,12 +116,11 @@ where
         fatal::deque_overflow(w.deque.capacity());
     }
     w.top.set(ctx);
-    let c = &w.counters;
-    c.spawns.set(c.spawns.get() + 1);
     let depth = (w.layout.stack_top() - ctx) as u64;
-    if depth > c.max_stack_bytes.get() {
-        c.max_stack_bytes.set(depth);
-    }
+    w.counters.update(|c| {
+        c.spawns += 1;
+        c.max_stack_bytes = c.max_stack_bytes.max(depth);
+    });
 
     let value = run_task(f);
 
@@ -155,24 +175,35 @@ impl<T: Copy + 'static> JoinHandle<T> {
 
 impl<T: Copy + 'static> Drop for JoinHandle<T> {
     fn drop(&mut self) {
+        if std::thread::panicking() {
+            // Unwinding (a panic hook other than the runtime's let it): a
+            // join could suspend and move the unwinding thread, whose panic
+            // payload lives in this process's heap. End the job here.
+            task_panicked();
+        }
         let _ = join_cell::<T>(self.cell);
     }
 }
 
 #[inline(always)]
 fn join_cell<T: Copy>(cell: CellRef) -> T {
+    // A JoinHandle is neither Send nor Sync, but a thread-local can still
+    // carry one out of its task: check where we are.
+    let _ = worker_for_task("JoinHandle::join");
     loop {
-        // A JoinHandle exists only inside a runtime (spawn checked it).
         let w = worker_in_task();
         if cell.rank == w.rank {
             if cell.is_done_local() {
                 // SAFETY: done, and it holds the T its spawn created it for.
                 let value = unsafe { cell.result_local::<T>() };
                 w.cells.free(cell);
+                w.counters.update(|c| c.joins += 1);
                 return value;
             }
         } else if cell.is_done_remote(w.gasnet) {
-            return cell.take_remote::<T>(w.gasnet);
+            let value = cell.take_remote::<T>(w.gasnet);
+            w.counters.update(|c| c.joins += 1);
+            return value;
         }
         scheduler::suspend_until_done(cell);
     }

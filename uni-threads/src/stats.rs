@@ -1,126 +1,157 @@
 //! Per-rank counters of the scheduler, summed over ranks at the end of a run.
+//!
+//! Every field is declared once, in the `stats!` invocation below, with how
+//! it combines across ranks (`sum` or `max`) and its unit (`count`, `bytes`
+//! or `cycles`). The struct, the reset, the sum over ranks, the field names
+//! and the JSON of the benchmarks all come from that one list, so a new
+//! counter cannot be forgotten by one of them.
+//!
+//! The live counters ([`Counters`]) are touched only by the worker thread of
+//! their rank (AM handlers that run on a polling thread keep their own
+//! atomics), and are reset as a whole at the start of every run.
 
-use std::cell::Cell;
+use std::cell::UnsafeCell;
 
-/// Counters of one run (per rank, or summed over all ranks).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Stats {
-    pub spawns: u64,
-    pub steals_attempted: u64,
-    pub steals_succeeded: u64,
-    pub empty_check_aborts: u64,
-    pub lock_failures: u64,
-    pub frame_bytes_stolen: u64,
+/// How a field is combined over ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    Sum,
+    Max,
+}
+
+/// What a field counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Events.
+    Count,
+    /// Bytes.
+    Bytes,
+    /// TSC cycles (reported in seconds: the JSON name ends in `_s`, not
+    /// `_cycles`).
+    Cycles,
+}
+
+/// One field of [`Stats`]: its name, how it combines, its unit.
+#[derive(Clone, Copy, Debug)]
+pub struct Field {
+    pub name: &'static str,
+    pub combine: Combine,
+    pub unit: Unit,
+}
+
+impl Field {
+    /// The key in the benchmarks' JSON `stats` object: the name, with
+    /// `_cycles` turned into `_s` (the value is then in seconds).
+    pub fn json_name(&self) -> std::borrow::Cow<'static, str> {
+        match self.name.strip_suffix("_cycles") {
+            Some(stem) if self.unit == Unit::Cycles => format!("{stem}_s").into(),
+            _ => self.name.into(),
+        }
+    }
+}
+
+macro_rules! stats {
+    ($( $(#[doc = $doc:literal])* $name:ident : $combine:ident $unit:ident, )*) => {
+        /// Counters of one run (per rank, or combined over all ranks).
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct Stats {
+            $( $(#[doc = $doc])* pub $name: u64, )*
+        }
+
+        impl Stats {
+            /// Every field, in declaration order.
+            pub const FIELDS: &'static [Field] = &[
+                $( Field { name: stringify!($name), combine: Combine::$combine, unit: Unit::$unit }, )*
+            ];
+
+            /// The values, in the order of [`Stats::FIELDS`].
+            pub fn values(&self) -> Vec<u64> {
+                vec![$( self.$name, )*]
+            }
+
+            /// The inverse of [`Stats::values`]. Panics on a wrong length.
+            pub fn from_values(values: &[u64]) -> Stats {
+                assert_eq!(values.len(), Stats::FIELDS.len(), "a Stats needs one value per field");
+                let mut it = values.iter().copied();
+                Stats { $( $name: it.next().unwrap_or(0), )* }
+            }
+
+            /// Combines `other` into self, field by field (sum or max).
+            pub fn accumulate(&mut self, other: &Stats) {
+                $( self.$name = combine(Combine::$combine, self.$name, other.$name); )*
+            }
+        }
+    };
+}
+
+fn combine(how: Combine, a: u64, b: u64) -> u64 {
+    match how {
+        Combine::Sum => a.wrapping_add(b),
+        Combine::Max => a.max(b),
+    }
+}
+
+stats! {
+    /// Tasks spawned.
+    spawns: Sum Count,
+    /// Join handles joined (or dropped, which joins). Over a whole run this
+    /// equals `spawns`: every task is joined before the root returns.
+    joins: Sum Count,
+    /// Steal attempts (one per victim probed).
+    steals_attempted: Sum Count,
+    /// Continuations stolen.
+    steals_succeeded: Sum Count,
+    /// Attempts that stopped at the empty check (victim had nothing).
+    empty_check_aborts: Sum Count,
+    /// Attempts that found the victim's lock taken.
+    lock_failures: Sum Count,
+    /// Bytes of stack frames copied by steals.
+    frame_bytes_stolen: Sum Bytes,
     /// Largest distance from the stack region's top to a saved context.
-    pub max_stack_bytes: u64,
-    pub suspensions: u64,
-    pub resumes: u64,
-    /// TSC cycles spent handling Active Messages (fetch-and-add requests).
-    pub msg_handling_cycles: u64,
-    /// TSC cycles per steal phase, summed over successful steals: empty
-    /// check, lock, read head/tail + advance + read the entry, frame
-    /// transfer, unlock; and suspending (copying a joiner's frames out).
-    pub steal_empty_check_cycles: u64,
-    pub steal_lock_cycles: u64,
-    pub steal_claim_cycles: u64,
-    pub steal_transfer_cycles: u64,
-    pub steal_unlock_cycles: u64,
-    pub suspend_cycles: u64,
-    pub resume_cycles: u64,
+    max_stack_bytes: Max Bytes,
+    /// Threads suspended in a join (frames copied out).
+    suspensions: Sum Count,
+    /// Suspended threads resumed (frames copied back).
+    resumes: Sum Count,
+    /// Time spent handling Active Messages (fetch-and-add requests).
+    msg_handling_cycles: Sum Cycles,
+    /// Steal phases, summed over successful steals: empty check, lock,
+    /// read head/tail + advance + read the entry, frame transfer, unlock.
+    steal_empty_check_cycles: Sum Cycles,
+    steal_lock_cycles: Sum Cycles,
+    steal_claim_cycles: Sum Cycles,
+    steal_transfer_cycles: Sum Cycles,
+    steal_unlock_cycles: Sum Cycles,
+    /// Copying joiners' frames out (suspend) and back (resume).
+    suspend_cycles: Sum Cycles,
+    resume_cycles: Sum Cycles,
 }
 
-impl Stats {
-    pub const FIELDS: usize = std::mem::size_of::<Stats>() / 8;
-
-    pub fn to_words(self) -> [u64; Stats::FIELDS] {
-        // SAFETY: Stats is repr(C) with FIELDS u64 fields and no padding.
-        unsafe { std::mem::transmute(self) }
-    }
-
-    pub fn from_words(words: [u64; Stats::FIELDS]) -> Stats {
-        // SAFETY: as above; every bit pattern is a valid u64.
-        unsafe { std::mem::transmute(words) }
-    }
-
-    /// Adds `other` into self (max for the maximum).
-    pub fn accumulate(&mut self, other: &Stats) {
-        self.spawns += other.spawns;
-        self.steals_attempted += other.steals_attempted;
-        self.steals_succeeded += other.steals_succeeded;
-        self.empty_check_aborts += other.empty_check_aborts;
-        self.lock_failures += other.lock_failures;
-        self.frame_bytes_stolen += other.frame_bytes_stolen;
-        self.max_stack_bytes = self.max_stack_bytes.max(other.max_stack_bytes);
-        self.suspensions += other.suspensions;
-        self.resumes += other.resumes;
-        self.msg_handling_cycles += other.msg_handling_cycles;
-        self.steal_empty_check_cycles += other.steal_empty_check_cycles;
-        self.steal_lock_cycles += other.steal_lock_cycles;
-        self.steal_claim_cycles += other.steal_claim_cycles;
-        self.steal_transfer_cycles += other.steal_transfer_cycles;
-        self.steal_unlock_cycles += other.steal_unlock_cycles;
-        self.suspend_cycles += other.suspend_cycles;
-        self.resume_cycles += other.resume_cycles;
-    }
-}
-
-/// The live counters of this rank (updated by the worker thread only).
+/// The live counters of this rank: a [`Stats`] updated in place by the
+/// worker thread only.
 #[derive(Default)]
-pub struct Counters {
-    pub spawns: Cell<u64>,
-    pub steals_attempted: Cell<u64>,
-    pub steals_succeeded: Cell<u64>,
-    pub empty_check_aborts: Cell<u64>,
-    pub lock_failures: Cell<u64>,
-    pub frame_bytes_stolen: Cell<u64>,
-    pub max_stack_bytes: Cell<u64>,
-    pub suspensions: Cell<u64>,
-    pub resumes: Cell<u64>,
-    pub msg_handling_cycles: Cell<u64>,
-    pub steal_phases: [Cell<u64>; 5],
-    pub suspend_cycles: Cell<u64>,
-    pub resume_cycles: Cell<u64>,
-}
+pub struct Counters(UnsafeCell<Stats>);
 
 impl Counters {
-    pub fn snapshot(&self) -> Stats {
-        Stats {
-            spawns: self.spawns.get(),
-            steals_attempted: self.steals_attempted.get(),
-            steals_succeeded: self.steals_succeeded.get(),
-            empty_check_aborts: self.empty_check_aborts.get(),
-            lock_failures: self.lock_failures.get(),
-            frame_bytes_stolen: self.frame_bytes_stolen.get(),
-            max_stack_bytes: self.max_stack_bytes.get(),
-            suspensions: self.suspensions.get(),
-            resumes: self.resumes.get(),
-            msg_handling_cycles: self.msg_handling_cycles.get(),
-            steal_empty_check_cycles: self.steal_phases[0].get(),
-            steal_lock_cycles: self.steal_phases[1].get(),
-            steal_claim_cycles: self.steal_phases[2].get(),
-            steal_transfer_cycles: self.steal_phases[3].get(),
-            steal_unlock_cycles: self.steal_phases[4].get(),
-            suspend_cycles: self.suspend_cycles.get(),
-            resume_cycles: self.resume_cycles.get(),
-        }
+    /// Updates the counters.
+    #[inline(always)]
+    pub fn update(&self, f: impl FnOnce(&mut Stats)) {
+        // SAFETY: only the worker thread touches its counters (module docs),
+        // and `f` cannot reach `self` again (no reentrancy: it gets the
+        // `&mut Stats` only, and Counters is not reachable from a Stats).
+        f(unsafe { &mut *self.0.get() })
     }
 
+    /// A copy of the counters.
+    pub fn snapshot(&self) -> Stats {
+        // SAFETY: as in update; a plain copy.
+        unsafe { *self.0.get() }
+    }
+
+    /// Zeroes every counter (the start of a run).
     pub fn reset(&self) {
-        for c in [
-            &self.spawns,
-            &self.max_stack_bytes,
-            &self.suspensions,
-            &self.resumes,
-            &self.msg_handling_cycles,
-            &self.suspend_cycles,
-            &self.resume_cycles,
-        ] {
-            c.set(0);
-        }
-        for c in &self.steal_phases {
-            c.set(0);
-        }
+        self.update(|s| *s = Stats::default());
     }
 }
 
@@ -142,5 +173,32 @@ mod tests {
             ..Stats::default()
         });
         assert_eq!((a.spawns, a.max_stack_bytes, a.steals_succeeded), (7, 100, 2));
+    }
+
+    #[test]
+    fn values_round_trip_and_name_every_field_once() {
+        let s = Stats::from_values(&(1..=Stats::FIELDS.len() as u64).collect::<Vec<_>>());
+        assert_eq!(Stats::from_values(&s.values()), s);
+        let mut names: Vec<_> = Stats::FIELDS.iter().map(|f| f.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Stats::FIELDS.len());
+        assert_eq!(std::mem::size_of::<Stats>(), 8 * Stats::FIELDS.len());
+    }
+
+    #[test]
+    fn reset_zeroes_every_field() {
+        let c = Counters::default();
+        c.update(|s| *s = Stats::from_values(&vec![7; Stats::FIELDS.len()]));
+        c.reset();
+        assert_eq!(c.snapshot(), Stats::default());
+    }
+
+    #[test]
+    fn cycle_fields_are_reported_in_seconds() {
+        let f = Stats::FIELDS.iter().find(|f| f.name == "msg_handling_cycles").unwrap();
+        assert_eq!(f.json_name(), "msg_handling_s");
+        let f = Stats::FIELDS.iter().find(|f| f.name == "spawns").unwrap();
+        assert_eq!(f.json_name(), "spawns");
     }
 }

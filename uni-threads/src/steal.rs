@@ -67,21 +67,21 @@ pub fn try_steal() -> Option<Entry> {
     }
     let victim = w.victims.pick(me, ranks);
     let c = &w.counters;
-    c.steals_attempted.set(c.steals_attempted.get() + 1);
+    c.update(|c| c.steals_attempted += 1);
     let at = |offset: usize| remote(g, victim, crate::ARENA_BASE + offset);
     // Phase timestamps (TSC), kept only for successful steals.
     let t0 = tsc::now();
     if w.config.empty_check {
         let (h, t) = head_and_tail(victim);
         if h >= t {
-            c.empty_check_aborts.set(c.empty_check_aborts.get() + 1);
+            c.update(|c| c.empty_check_aborts += 1);
             return None;
         }
     }
     let t1 = tsc::now();
     let lock = at(LOCK_WORD);
     if !w.lock.try_lock(victim, lock) {
-        c.lock_failures.set(c.lock_failures.get() + 1);
+        c.update(|c| c.lock_failures += 1);
         return None;
     }
     let t2 = tsc::now();
@@ -109,15 +109,15 @@ pub fn try_steal() -> Option<Entry> {
         ctx: u64::from_ne_bytes(raw[..8].try_into().unwrap()),
         top: u64::from_ne_bytes(raw[8..].try_into().unwrap()),
     };
-    let len = (entry.top - entry.ctx) as usize;
-    if !(entry.ctx as usize >= crate::arena::Layout::addr(w.layout.stack)
+    if !(entry.ctx as usize >= w.layout.stack_lo()
         && entry.top as usize <= w.layout.stack_top()
-        && len > 0)
+        && entry.ctx < entry.top)
     {
         crate::fatal::fatal(format_args!(
             "stole a malformed entry {entry:?} from rank {victim}: ranks disagree about the arena layout"
         ));
     }
+    let len = (entry.top - entry.ctx) as usize;
     let t3 = tsc::now();
     // The frames go straight to their address in our (empty) stack region,
     // through our segment's own mapping of it (the same pages as the arena
@@ -132,11 +132,15 @@ pub fn try_steal() -> Option<Entry> {
     let t4 = tsc::now();
     w.lock.unlock(victim, lock);
     let t5 = tsc::now();
-    for (phase, cycles) in c.steal_phases.iter().zip([t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4]) {
-        phase.set(phase.get() + cycles);
-    }
-    c.steals_succeeded.set(c.steals_succeeded.get() + 1);
-    c.frame_bytes_stolen.set(c.frame_bytes_stolen.get() + len as u64);
+    c.update(|c| {
+        c.steal_empty_check_cycles += t1 - t0;
+        c.steal_lock_cycles += t2 - t1;
+        c.steal_claim_cycles += t3 - t2;
+        c.steal_transfer_cycles += t4 - t3;
+        c.steal_unlock_cycles += t5 - t4;
+        c.steals_succeeded += 1;
+        c.frame_bytes_stolen += len as u64;
+    });
     Some(entry)
 }
 

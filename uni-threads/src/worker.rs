@@ -16,12 +16,12 @@
 
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 
 use am_fad::DequeLock;
 use gasnet_sys::Gasnet;
 
-use crate::arena::Layout;
+use crate::arena::{Layout, ARENA_BASE};
 use crate::config::Config;
 use crate::deque::Deque;
 use crate::future::CellPool;
@@ -83,6 +83,41 @@ static WORKER: Slot = Slot {
     ready: AtomicBool::new(false),
 };
 
+/// Bytes of the uni-address stack region `[ARENA_BASE - size, ARENA_BASE)`;
+/// 0 until the worker is installed, so that no stack pointer passes
+/// [`on_task_stack`] before.
+static TASK_STACK_SIZE: AtomicUsize = AtomicUsize::new(0);
+/// The kernel thread id of the worker thread (the one that started the
+/// runtime), for telling misuse apart.
+static WORKER_TID: AtomicI32 = AtomicI32::new(0);
+
+/// The current stack pointer.
+#[inline(always)]
+fn stack_pointer() -> usize {
+    let sp: usize;
+    // SAFETY: reads a register; no memory, stack or flags are touched.
+    unsafe { std::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+    sp
+}
+
+/// Whether the caller runs as a task: on the uni-address stack, which only
+/// the worker thread uses, and only for tasks (the scheduler has a native
+/// stack of its own). One load and a compare.
+#[inline(always)]
+pub fn on_task_stack() -> bool {
+    (ARENA_BASE - 1).wrapping_sub(stack_pointer()) < TASK_STACK_SIZE.load(Ordering::Relaxed)
+}
+
+/// This process's worker, for `spawn`, `join` and `poll_point`: checks that
+/// the caller is a task and ends the job with the rule otherwise.
+#[inline(always)]
+pub fn worker_for_task(what: &'static str) -> &'static Worker {
+    if !on_task_stack() {
+        misuse_outside_task(what);
+    }
+    worker_in_task()
+}
+
 /// This process's worker. Panics outside a runtime.
 #[inline(always)]
 pub fn worker() -> &'static Worker {
@@ -95,7 +130,8 @@ pub fn worker() -> &'static Worker {
 }
 
 /// This process's worker, on paths that only run inside a runtime (a task's
-/// body, the scheduler): skips the check of [`worker()`].
+/// body after [`worker_for_task`], the scheduler): skips the check of
+/// [`worker()`].
 #[inline(always)]
 pub fn worker_in_task() -> &'static Worker {
     debug_assert!(WORKER.ready.load(Ordering::Relaxed));
@@ -109,21 +145,56 @@ pub fn is_running() -> bool {
     WORKER.ready.load(Ordering::Acquire)
 }
 
+/// Whether the calling OS thread is the worker thread.
+pub fn on_worker_thread() -> bool {
+    // SAFETY: gettid has no preconditions.
+    is_running() && WORKER_TID.load(Ordering::Relaxed) == unsafe { libc::gettid() }
+}
+
 #[cold]
 #[inline(never)]
 fn not_in_runtime() -> ! {
-    panic!("uni-address threads: spawn/join need a running runtime (call them inside Runtime::run)")
+    crate::fatal::fatal(format_args!(
+        "the uni-address threads runtime is not started in this process (start it with Runtime::start)"
+    ))
 }
 
-/// Installs the worker (once per process).
+/// `what` was called where no task runs: say where, and the rule.
+#[cold]
+#[inline(never)]
+fn misuse_outside_task(what: &str) -> ! {
+    let rule = "Rule: spawn, join, poll_point and dropping a JoinHandle work only inside a task \
+                (the closure given to Runtime::run, spawn or join, and what it calls), on the runtime's thread";
+    if !is_running() {
+        crate::fatal::fatal(format_args!(
+            "{what} was called with no runtime started in this process. {rule}"
+        ))
+    } else if !on_worker_thread() {
+        crate::fatal::fatal(format_args!(
+            "{what} was called from an OS thread that is not the runtime's (one made with std::thread::spawn, \
+             or another thread of the process). {rule}"
+        ))
+    } else {
+        crate::fatal::fatal(format_args!(
+            "{what} was called outside a task (on the main thread outside Runtime::run, e.g. on a JoinHandle \
+             kept in a thread-local after its run). {rule}"
+        ))
+    }
+}
+
+/// Installs the worker (once per process), on the thread that will run it.
 pub fn install(w: Worker) {
     assert!(
         !WORKER.ready.load(Ordering::Acquire),
         "the runtime is already started in this process"
     );
+    let stack_size = w.layout.stack_size;
     // SAFETY: not ready yet, so nobody reads the slot; written once.
     unsafe { (*WORKER.worker.get()).write(w) };
+    // SAFETY: gettid has no preconditions.
+    WORKER_TID.store(unsafe { libc::gettid() }, Ordering::Relaxed);
     WORKER.ready.store(true, Ordering::Release);
+    TASK_STACK_SIZE.store(stack_size, Ordering::Release);
 }
 
 impl Worker {
@@ -149,9 +220,7 @@ impl Worker {
         let start = crate::tsc::now();
         self.gasnet.poll();
         let cycles = crate::tsc::now().wrapping_sub(start);
-        self.counters
-            .msg_handling_cycles
-            .set(self.counters.msg_handling_cycles.get() + cycles);
+        self.counters.update(|s| s.msg_handling_cycles += cycles);
     }
 
     /// Whether the current run's root task has completed (on any rank).
