@@ -314,7 +314,22 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
     // Short runs may see no steal at all when ranks share cores: repeat
     // until rank 0 has counted enough (every rank runs as often).
     while reps < max_reps {
-        if let Some(tasks) = rt.run(move || btc(depth)) {
+        // The last repetition, if no steal happened yet, makes one certain
+        // (its first child waits until the root's continuation is stolen),
+        // so that the phases are never averaged over nothing.
+        let force = reps + 1 == max_reps && total.steals_succeeded == 0 && g.size() > 1;
+        let force = rt.broadcast(force as u64) == 1;
+        if let Some(tasks) = rt.run(move || {
+            if force {
+                let waiter = uat::spawn(|| {
+                    uat::wait_until_parent_stolen();
+                    0u64
+                });
+                btc(depth) + waiter.join()
+            } else {
+                btc(depth)
+            }
+        }) {
             verified &= tasks == (1u64 << (depth + 1)) - 1;
         }
         total.accumulate(&rt.stats());

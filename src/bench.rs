@@ -29,6 +29,11 @@ pub struct Common {
     /// Check a victim's deque with one GET before locking it.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub empty_check: OnOff,
+    /// For tests: make a steal certain, not likely. On 2 or more ranks the
+    /// root first spawns a child that waits until another rank has stolen
+    /// the root's continuation (one extra spawn).
+    #[arg(long)]
+    pub force_steal: bool,
 }
 
 /// A started benchmark: GASNet, the runtime and the common flags.
@@ -71,6 +76,16 @@ impl Harness {
         let start = Instant::now();
         let value = if self.common.seq {
             (self.gasnet.rank() == 0).then(seq)
+        } else if self.common.force_steal {
+            self.runtime.run(move || {
+                let waiter = crate::spawn(|| {
+                    crate::wait_until_parent_stolen();
+                    0u8
+                });
+                let value = par();
+                waiter.join();
+                value
+            })
         } else {
             self.runtime.run(par)
         };

@@ -61,6 +61,18 @@ impl Gasnet {
         if INITIALISED.swap(true, Ordering::SeqCst) {
             return Err(Error::AlreadyInitialized);
         }
+        if CONDUIT == crate::Conduit::Smp && std::env::var_os("GASNET_EXITTIMEOUT").is_none() {
+            // smp-conduit's exit on one rank (a failure) waits this long for
+            // the other ranks before signalling them, and escalates in steps
+            // of 1 + this (SIGTERM, then SIGKILL) when one does not go. The
+            // default (1 s + 0.1 s per rank, up to 5 s) made a failing 2-rank
+            // job end in 1.4 s, and once, under 3 CPU-bound loads on 2 cores,
+            // in 5.6 s; the smallest GASNet accepts, 1 s, bounds that chain
+            // by 5 s. Ranks of one host that exit together meet well within
+            // it. An explicit setting wins.
+            // SAFETY: no other thread exists yet (see below).
+            unsafe { std::env::set_var("GASNET_EXITTIMEOUT", "1") };
+        }
         if CONDUIT == crate::Conduit::Smp && std::env::var_os("GASNET_PSHM_NODES").is_none() {
             // A directly started smp program is one rank; say so, instead of
             // letting GASNet warn about it.

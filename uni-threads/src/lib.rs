@@ -87,10 +87,11 @@ pub use worker::is_running;
 
 /// What `spawn` does to serve remote requests (in `am` mode: poll every
 /// `poll_interval` calls). Call it in long loops that spawn nothing, so that
-/// thieves are not kept waiting. Like `spawn`, only inside a task.
+/// thieves are not kept waiting. Only on the runtime's thread (in a task,
+/// or between runs).
 #[inline]
 pub fn poll_point() {
-    worker::worker_for_task("uat::poll_point").poll_at_spawn()
+    worker::worker_for_thread("uat::poll_point").poll_at_spawn()
 }
 
 #[doc(hidden)]
@@ -141,7 +142,7 @@ pub fn send_malformed_messages(rank: u32) -> u32 {
 /// Remote fetch-and-add, in this build's mode, on `rank`'s
 /// [`FAD_BENCH_WORD`] (for micro-benchmarks). None: the target refused it.
 pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
-    let w = worker::worker_for_task("uat::bench_fetch_add");
+    let w = worker::worker_for_thread("uat::bench_fetch_add");
     w.lock
         .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + FAD_BENCH_WORD), value)
 }
@@ -150,7 +151,7 @@ pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
 /// A fetch-and-add on `rank`'s deque *head* word, which is not registered
 /// for atomics: the AM modes must refuse it (tests the handler's check).
 pub fn bench_fetch_add_unregistered(rank: u32) -> Option<u64> {
-    let w = worker::worker_for_task("uat::bench_fetch_add_unregistered");
+    let w = worker::worker_for_thread("uat::bench_fetch_add_unregistered");
     w.lock
         .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + arena::HEAD_WORD), 0)
 }

@@ -4,7 +4,7 @@
 //!
 //! # How
 //! Exact detection by address ranges, not by guessing. With the checker on,
-//! every rank reserves the same 64 TiB span `[HEAP_LO, HEAP_LO + HEAP_SPAN)`
+//! every rank reserves the same 48 TiB span `[HEAP_LO, HEAP_LO + HEAP_SPAN)`
 //! (no memory, PROT_NONE) and maps only its own slice of it,
 //! `HEAP_LO + rank × stride`, as its heap: from `Runtime::start` on, Rust
 //! allocations of that process ([`RankHeap`], the global allocator) come from
@@ -41,11 +41,13 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-/// Where the ranks' checked heaps live (above the arena and below where
-/// Linux maps libraries and thread stacks).
+/// Where the ranks' checked heaps live: above the arena (16 TiB) and below
+/// where Linux loads PIE executables and their heap (from 0x5555_5555_4000,
+/// plus up to 1 TiB of randomisation) and maps libraries and thread stacks
+/// (top-down from 0x7fxx_xxxx_xxxx); a non-PIE heap starts near 4 MiB.
 pub const HEAP_LO: usize = 0x2000_0000_0000;
-/// Bytes of the span shared out among the ranks.
-pub const HEAP_SPAN: usize = 0x4000_0000_0000;
+/// Bytes of the span shared out among the ranks (48 TiB).
+pub const HEAP_SPAN: usize = 0x3000_0000_0000;
 /// The largest slice a rank gets, and the smallest accepted.
 const MAX_STRIDE: usize = 64 << 30;
 const MIN_STRIDE: usize = 1 << 30;
@@ -133,6 +135,14 @@ fn in_span(addr: usize) -> bool {
     addr.wrapping_sub(HEAP_LO) < HEAP_SPAN
 }
 
+/// Whether `addr` is a block of a checked heap: in the span, with the
+/// checker on (then the span is reserved by us, and nothing else can be
+/// there; with it off, nothing of ours is).
+#[inline(always)]
+fn checked(addr: usize) -> bool {
+    in_span(addr) && ACTIVE.load(Ordering::Relaxed)
+}
+
 /// The report of a fault at `addr` (in `origin`'s heap) by the instruction
 /// at `ip`. Called from the SIGSEGV handler: the first line is written
 /// without allocating; the backtrace after it is best effort.
@@ -214,7 +224,7 @@ unsafe impl GlobalAlloc for RankHeap {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if in_span(ptr as usize) {
+        if checked(ptr as usize) {
             if foreign_rank(ptr as usize).is_some() {
                 foreign_free(ptr as usize, "freed");
             }
@@ -227,7 +237,7 @@ unsafe impl GlobalAlloc for RankHeap {
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if !in_span(ptr as usize) {
+        if !checked(ptr as usize) {
             // SAFETY: a block of the system allocator; it stays there.
             return unsafe { System.realloc(ptr, layout, new_size) };
         }
@@ -373,7 +383,8 @@ mod tests {
     #[test]
     fn slices_are_powers_of_two_within_the_span() {
         assert_eq!(stride_for(1), Some(MAX_STRIDE));
-        assert_eq!(stride_for(1024), Some(MAX_STRIDE));
+        assert_eq!(stride_for(512), Some(MAX_STRIDE));
+        assert_eq!(stride_for(1024), Some(MAX_STRIDE / 2));
         let s = stride_for(3000).unwrap();
         assert!(s.is_power_of_two() && s * 3000 <= HEAP_SPAN && s >= MIN_STRIDE);
         assert_eq!(stride_for(u32::MAX), None);

@@ -10,10 +10,16 @@ use crate::spawn::spawn;
 /// starts: it is bounded like a spawned task (plain data, `'static`), so
 /// it cannot borrow or own process-local memory either.
 ///
-/// ```compile_fail
+/// ```compile_fail,E0597
 /// let v = vec![1u64, 2, 3];
 /// // `b` borrows a heap Vec: it could run on another rank.
-/// let _ = uat::join(|| 1u64, || v.iter().sum::<u64>());
+/// let _ = uni_threads::join(|| 1u64, || v.iter().sum::<u64>());
+/// ```
+///
+/// ```compile_fail,E0277
+/// let v = vec![1u64, 2, 3];
+/// // `b` owns a heap Vec: not plain data.
+/// let _ = uni_threads::join(|| 1u64, move || v.len() as u64);
 /// ```
 #[inline]
 pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)

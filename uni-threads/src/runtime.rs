@@ -46,11 +46,16 @@ impl fmt::Display for StartError {
 /// ends the job with a message (only one rank would reach the collective,
 /// and the others would wait for it forever).
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// fn needs_send<T: Send>(_: T) {}
-/// fn give_away(rt: uat::Runtime) {
+/// fn give_away(rt: uni_threads::Runtime) {
 ///     needs_send(rt); // Runtime is not Send
 /// }
+/// ```
+///
+/// ```compile_fail,E0277
+/// // Nor Sync: no static can hold one.
+/// static RUNTIME: std::sync::OnceLock<uni_threads::Runtime> = std::sync::OnceLock::new();
 /// ```
 pub struct Runtime {
     gasnet: Gasnet,

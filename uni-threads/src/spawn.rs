@@ -27,14 +27,14 @@ use crate::worker::{worker_for_task, worker_in_task};
 /// (a joiner other than the spawner could suspend with a parent that is not
 /// its own in the deque):
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// fn needs_send<T: Send>(_: T) {}
-/// needs_send(uat::spawn(|| 1u64)); // JoinHandle is not Send
+/// needs_send(uni_threads::spawn(|| 1u64)); // JoinHandle is not Send
 /// ```
 ///
-/// ```compile_fail
+/// ```compile_fail,E0277
 /// fn needs_sync<T: Sync>(_: &T) {}
-/// needs_sync(&uat::spawn(|| 1u64)); // nor Sync (so no static can hold one)
+/// needs_sync(&uni_threads::spawn(|| 1u64)); // nor Sync (so no static can hold one)
 /// ```
 ///
 /// Forgetting a handle (`std::mem::forget`, a leak) leaves a task that no one
@@ -71,6 +71,12 @@ impl<T> Fits<T> {
 /// thread-locals and per-process handles of the old process do not exist:
 /// keep no pointers into process-local memory across these calls (see the
 /// crate docs).
+///
+/// ```compile_fail,E0277
+/// let v = vec![1u64, 2, 3];
+/// // A closure that owns a heap Vec is not plain data.
+/// let h = uni_threads::spawn(move || v.len() as u64);
+/// ```
 #[inline]
 pub fn spawn<F, T>(f: F) -> JoinHandle<T>
 where

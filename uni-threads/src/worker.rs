@@ -16,7 +16,7 @@
 
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::mem::MaybeUninit;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use am_fad::DequeLock;
 use gasnet_sys::Gasnet;
@@ -87,9 +87,12 @@ static WORKER: Slot = Slot {
 /// 0 until the worker is installed, so that no stack pointer passes
 /// [`on_task_stack`] before.
 static TASK_STACK_SIZE: AtomicUsize = AtomicUsize::new(0);
-/// The kernel thread id of the worker thread (the one that started the
-/// runtime), for telling misuse apart.
-static WORKER_TID: AtomicI32 = AtomicI32::new(0);
+thread_local! {
+    /// Whether this OS thread is the worker thread (the one that started the
+    /// runtime). Read, never cached: a task that moves finds the flag of the
+    /// worker thread of the process it is on.
+    static IS_WORKER_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// The current stack pointer.
 #[inline(always)]
@@ -113,6 +116,17 @@ pub fn on_task_stack() -> bool {
 #[inline(always)]
 pub fn worker_for_task(what: &'static str) -> &'static Worker {
     if !on_task_stack() {
+        misuse_outside_task(what);
+    }
+    worker_in_task()
+}
+
+/// This process's worker, for calls that are fine on the worker thread
+/// outside tasks too (polling, micro-benchmark hooks) but not on any other
+/// OS thread.
+#[inline(always)]
+pub fn worker_for_thread(what: &'static str) -> &'static Worker {
+    if !on_task_stack() && !on_worker_thread() {
         misuse_outside_task(what);
     }
     worker_in_task()
@@ -147,8 +161,7 @@ pub fn is_running() -> bool {
 
 /// Whether the calling OS thread is the worker thread.
 pub fn on_worker_thread() -> bool {
-    // SAFETY: gettid has no preconditions.
-    is_running() && WORKER_TID.load(Ordering::Relaxed) == unsafe { libc::gettid() }
+    IS_WORKER_THREAD.with(|w| w.get())
 }
 
 #[cold]
@@ -191,8 +204,7 @@ pub fn install(w: Worker) {
     let stack_size = w.layout.stack_size;
     // SAFETY: not ready yet, so nobody reads the slot; written once.
     unsafe { (*WORKER.worker.get()).write(w) };
-    // SAFETY: gettid has no preconditions.
-    WORKER_TID.store(unsafe { libc::gettid() }, Ordering::Relaxed);
+    IS_WORKER_THREAD.with(|w| w.set(true));
     WORKER.ready.store(true, Ordering::Release);
     TASK_STACK_SIZE.store(stack_size, Ordering::Release);
 }
