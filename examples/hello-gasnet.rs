@@ -5,7 +5,7 @@
 //!     scripts/run.sh -n 4 -- target/smp-native/release/examples/hello-gasnet
 
 use clap::Parser;
-use uat::gasnet::atomic::Ops;
+use uat::gasnet::atomic::{Ops, Order};
 
 /// Every rank adds its rank (times --scale) to a counter on rank 0.
 #[derive(Parser)]
@@ -20,10 +20,10 @@ fn main() {
     gasnet.attach_segment(1 << 20).unwrap_or_else(|e| gasnet.fail(e));
     let counter = gasnet.segment(0).base; // first word of rank 0's segment
     let atomics = gasnet.atomic_domain(Ops::ALL);
-    atomics.fetch_add(0, counter, gasnet.rank() as u64 * opt.scale, uat::gasnet::atomic::Order::Relaxed);
+    atomics.fetch_add(0, counter, gasnet.rank() as u64 * opt.scale, Order::Relaxed);
     gasnet.barrier();
     let n = gasnet.size() as u64;
-    let ok = atomics.get(0, counter, uat::gasnet::atomic::Order::Relaxed) == opt.scale * n * (n - 1) / 2;
+    let ok = atomics.get(0, counter, Order::Relaxed) == opt.scale * n * (n - 1) / 2;
     if gasnet.rank() == 0 {
         println!("{{\"ok\": {ok}, \"ranks\": {n}}}");
     }

@@ -114,7 +114,9 @@ fn main() {
                 let want = vec_tree_expected(depth);
                 println!("{{\"case\":\"vec-across-spawn\",\"result\":{got},\"expected\":{want}}}");
                 if got != want {
-                    gasnet.fail(format_args!("vec-across-spawn computed {got}, expected {want}: WRONG ANSWER"));
+                    gasnet.fail(format_args!(
+                        "vec-across-spawn computed {got}, expected {want}: WRONG ANSWER"
+                    ));
                 }
             }
         }

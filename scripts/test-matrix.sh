@@ -3,7 +3,8 @@
 # Every launch runs under a 60 s cap; the script prints how many runs passed
 # per configuration and exits non-zero if any failed, hung or answered wrong.
 #
-#   scripts/test-matrix.sh [--repeat K] [--stress N] [--quick]
+#   scripts/test-matrix.sh [--repeat K] [--stress N] [--under-load N] [--quick]
+#   scripts/test-matrix.sh --only under-load [--under-load N] [VARIANT...]
 #
 #   part 1, gasnet-check: smp/udp/mpi at 1-4 ranks, real UDP, a failing rank,
 #           K launches each (default 5)
@@ -13,42 +14,98 @@
 #           conduit x mode
 #   part 3, stress: uts T3 on 2 ranks, N launches (default 20) per conduit x
 #           mode, each with its own victim-choice seed (UAT_SEED)
+#   part 3b, the migration checker: the Vec-across-spawn program reported
+#           with its origin (smp, udp over real UDP, mpi; N launches each),
+#           and the benchmarks with the checker on (quiet, exact)
 #   part 4, scripts/reproduce.sh --quick on every conduit, with
 #           --oversubscribe, and from --pack'ed binaries (--bin-dir)
+#   part 5, under load: every multi-rank test (the integration test
+#           binaries) of every CI variant, N times (default 20) with a
+#           CPU-bound process beside them; VARIANTs narrow it (smp-native,
+#           smp-am, smp-rdma-emulated, udp-native, mpi-native)
 #   the ibv variant is built and linked.
-#   --quick: 2 launches in parts 1 and 3, ranks 1-2 in part 2.
+#   --quick: 2 launches in parts 1, 3 and 3b, ranks 1-2 in part 2, 2 rounds
+#   in part 5. --only under-load: part 5 alone.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
-repeat=5 stress=20 rank_list="1 2 3 4"
+repeat=5 stress=20 under_load=20 rank_list="1 2 3 4" only="" load_variants=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
     --stress) stress=$2; shift 2 ;;
-    --quick) repeat=2 stress=2 rank_list="1 2"; shift ;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
-    *) echo "test-matrix.sh: unknown option $1" >&2; exit 2 ;;
+    --under-load) under_load=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
+    --quick) repeat=2 stress=2 under_load=2 rank_list="1 2"; shift ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    smp-native|smp-am|smp-rdma-emulated|udp-native|mpi-native) load_variants+=("$1"); shift ;;
+    *) echo "test-matrix.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+[ -z "$only" ] || [ "$only" = under-load ] || { echo "test-matrix.sh: --only takes under-load" >&2; exit 2; }
+[ ${#load_variants[@]} -gt 0 ] || load_variants=(smp-native smp-am smp-rdma-emulated udp-native mpi-native)
+
+# Part 5: the multi-rank tests under load. Each round runs every integration
+# test binary of a variant (`cargo test --test '*'`: real multi-rank jobs)
+# while a busy loop takes a core: timing-dependent tests (steals, a job
+# ending within N s) must pass every round.
+under_load_part() {
+  local pass=0 fail=0 start=$SECONDS hog v c m
+  for v in "${load_variants[@]}"; do
+    c=${v%%-*} m=${v#*-}
+    cargo test --quiet --release --no-run --no-default-features --features "$c,fad-$m,migration-checker" \
+      --target-dir "target/$v" --tests 2>/dev/null || { echo "FAILED: building $v's tests" >&2; return 1; }
+    local vpass=0 vfail=0 vstart=$SECONDS
+    for ((i = 0; i < under_load; i++)); do
+      ( while :; do :; done ) & hog=$!
+      if cargo test --quiet --release --no-default-features --features "$c,fad-$m,migration-checker" \
+           --target-dir "target/$v" --test '*' >"$err" 2>&1; then
+        vpass=$((vpass + 1))
+      else
+        vfail=$((vfail + 1))
+        echo "FAILED: under load, $v round $((i + 1)):" >&2
+        grep -E "panicked|^test .* FAILED|took" "$err" | head -5 >&2
+      fi
+      kill "$hog" 2>/dev/null; wait "$hog" 2>/dev/null
+    done
+    results+=("$(printf '%-58s %3d/%-3d passed  %d s' "under load: $v, all multi-rank tests" "$vpass" "$under_load" $((SECONDS - vstart)))")
+    echo "${results[-1]}" >&2
+    pass=$((pass + vpass)); fail=$((fail + vfail))
+  done
+  total=$((total + pass + fail)); failed=$((failed + fail))
+  echo "part 5 wall time: $((SECONDS - start)) s" >&2
+}
 
 scripts/setup.sh || exit 1
+total=0 failed=0
+results=()
+err=$(mktemp)
+if [ "$only" = under-load ]; then
+  under_load_part
+  echo
+  echo "== test matrix, part 5 only ($(date -u +%Y-%m-%dT%H:%MZ))"
+  printf '%s\n' "${results[@]}"
+  echo "matrix: $((total - failed)) passed, $failed failed"
+  rm -f "$err"
+  [ "$failed" = 0 ]
+  exit
+fi
 conduits=(smp udp mpi)
 modes=(native am rdma-emulated)
 for c in "${conduits[@]}"; do
   for m in "${modes[@]}"; do
-    cargo build --quiet --release --bins --no-default-features --features "$c,fad-$m,migration-checker" --target-dir "target/$c-$m" || exit 1
+    cargo build --quiet --release --bins --examples --no-default-features --features "$c,fad-$m,migration-checker" --target-dir "target/$c-$m" || exit 1
   done
 done
 cargo build --quiet --release --bins --no-default-features --features ibv,fad-native,migration-checker --target-dir target/ibv-native \
   && ibv_link=ok || ibv_link=FAILED
 
-total=0 failed=0
-results=()
-err=$(mktemp)
-
-# run_config NAME TIMES EXPECTED_EXIT [ENV=VALUE...] -- RUN.SH-ARGS -- PROGRAM ARGS
+# run_config NAME TIMES EXPECTED_EXIT[:STDERR-TEXT] [ENV=VALUE...] -- RUN.SH-ARGS -- PROGRAM ARGS
+# (EXPECTED_EXIT nz: any non-zero code; udp reports a dead rank as 255)
 run_config() {
-  local name=$1 times=$2 want=$3; shift 3
+  local name=$1 times=$2 want=${3%%:*} says=""
+  [ "$3" = "$want" ] || says=${3#*:}
+  shift 3
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
@@ -60,7 +117,12 @@ run_config() {
     if [ "$rc" = 124 ]; then
       hang=$((hang + 1)); fail=$((fail + 1))
     elif [ "$want" != 0 ]; then
-      if [ "$rc" = "$want" ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+      if { [ "$rc" = "$want" ] || { [ "$want" = nz ] && [ "$rc" != 0 ]; }; } && { [ -z "$says" ] || grep -qF -- "$says" "$err"; }; then
+        pass=$((pass + 1))
+      else
+        fail=$((fail + 1))
+        echo "FAILED: $name (exit $rc, wanted $want${says:+ saying \"$says\"}): $(tail -n 3 "$err" | tr '\n' ' ')" >&2
+      fi
     elif [ "$rc" = 0 ] && { grep -q '"verified":true' <<<"$last" || grep -q '"ok":true' <<<"$last"; }; then
       pass=$((pass + 1))
     else
@@ -121,6 +183,22 @@ for c in "${conduits[@]}"; do
   done
 done
 
+# Part 3b: the migration checker. The program that keeps a Vec across
+# spawn/join is reported with its origin every time, over shared memory,
+# real UDP and MPI; the benchmarks run with the checker on, quiet and exact.
+for cfg in "smp" "udp --real-udp" "mpi"; do
+  c=${cfg%% *}
+  # shellcheck disable=SC2086
+  run_config "migration checker $cfg n=2: vec across spawn" "$stress" "nz:migration check: " UAT_CHECK_MIGRATION=1 \
+    -- --conduit $cfg -n 2 -- "target/$c-native/release/examples/misuse" vec-across-spawn --force-steal
+done
+for c in "${conduits[@]}"; do
+  for b in "uts -t 1 -a 3 -d 10 -b 4 -r 19" "nqueens 12" "btc --depth 18"; do
+    # shellcheck disable=SC2086
+    run_config "migration checker $c n=2: $b" 1 0 UAT_CHECK_MIGRATION=1 -- --conduit "$c" -n 2 -- $b --force-steal
+  done
+done
+
 # Part 4: the reproduction pipeline on tiny inputs: every conduit, the
 # oversubscribed rows, and a --pack / --bin-dir round trip.
 repro_config() { # NAME -- REPRODUCE.SH-ARGS
@@ -150,6 +228,8 @@ else
   results+=("reproduce --pack: FAILED")
 fi
 rm -rf "$pack"
+
+under_load_part
 
 echo
 echo "== test matrix ($(date -u +%Y-%m-%dT%H:%MZ); 60 s cap per launch)"

@@ -52,7 +52,11 @@ fn uts_trees_are_counted_exactly_with_steals() {
             ("-t 1 -a 3 -d 10 -b 4 -r 19", 4_130_071u64),       // T1, geometric
             ("-t 0 -b 2000 -q 0.124875 -m 8 -r 42", 4_112_897), // T3, deep binomial
         ] {
-            let json = check(&bench(&["-n", &ranks], "uts", &format!("{args} --force-steal")), n, nodes);
+            let json = check(
+                &bench(&["-n", &ranks], "uts", &format!("{args} --force-steal")),
+                n,
+                nodes,
+            );
             assert_stolen(&json, args);
         }
     }
@@ -82,7 +86,11 @@ fn nqueens_and_btc_are_exact_with_steals() {
         // thief runs, so the steal is forced, not hoped for.
         let json = check(&bench(&["-n", &ranks], "nqueens", "11 --force-steal"), n, 2_680);
         assert_stolen(&json, "nqueens 11");
-        let json = check(&bench(&["-n", &ranks], "btc", "--depth 18 --force-steal"), n, (1 << 19) - 1);
+        let json = check(
+            &bench(&["-n", &ranks], "btc", "--depth 18 --force-steal"),
+            n,
+            (1 << 19) - 1,
+        );
         assert_stolen(&json, "btc --depth 18");
         check(
             &bench(&["-n", &ranks], "btc", "--depth 8 --iter 2"),
@@ -114,7 +122,11 @@ fn real_udp_steals_too() {
         return;
     }
     let json = check(
-        &bench(&["--real-udp", "-n", "2"], "uts", "-t 1 -a 3 -d 10 -b 4 -r 19 --force-steal"),
+        &bench(
+            &["--real-udp", "-n", "2"],
+            "uts",
+            "-t 1 -a 3 -d 10 -b 4 -r 19 --force-steal",
+        ),
         2,
         4_130_071,
     );

@@ -21,7 +21,8 @@
 //! The thread stops before GASNet shuts down on every exit path: a normal
 //! exit, a fatal error on any thread, a panic ([`Gasnet::at_exit`]).
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gasnet_sys::Gasnet;
@@ -42,13 +43,20 @@ impl PollerMode {
     }
 }
 
-/// Asks the running poller (at most one per process) to stop.
-static STOP: AtomicBool = AtomicBool::new(false);
-/// The poller thread's kernel thread id while it runs, 0 otherwise.
-static RUNNING: AtomicI32 = AtomicI32::new(0);
+/// Set when the job ends: every poller stops.
+static EXITING: AtomicBool = AtomicBool::new(false);
+/// Poller threads running in this process.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    /// Whether this thread is a poller (the exit hook must not wait for
+    /// itself).
+    static IS_POLLER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
 /// A running communication-assisting thread.
 pub struct Poller {
+    stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
     pub mode: PollerMode,
     pub core: Option<usize>,
@@ -58,39 +66,43 @@ impl Poller {
     /// Starts polling on a new thread, pinned to `core` if given (the caller
     /// has checked that this process may run on it: [`check_core`]).
     pub fn start(gasnet: Gasnet, mode: PollerMode, core: Option<usize>) -> std::io::Result<Poller> {
-        assert_eq!(RUNNING.load(Ordering::Acquire), 0, "one poller per process");
-        STOP.store(false, Ordering::Release);
+        static HOOKED: std::sync::Once = std::sync::Once::new();
+        HOOKED.call_once(|| gasnet.at_exit(stop_for_exit));
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
         let (started_tx, started_rx) = std::sync::mpsc::channel();
-        let thread = std::thread::Builder::new().name("uat-poller".into()).spawn(move || {
+        RUNNING.fetch_add(1, Ordering::AcqRel);
+        let spawned = std::thread::Builder::new().name("uat-poller".into()).spawn(move || {
+            IS_POLLER.with(|p| p.set(true));
             let pinned = core.map_or(Ok(()), pin_to);
-            // SAFETY: gettid has no preconditions.
-            RUNNING.store(unsafe { libc::gettid() }, Ordering::Release);
-            let failed = pinned.is_err();
+            let ok = pinned.is_ok();
             let _ = started_tx.send(pinned);
-            if failed {
-                RUNNING.store(0, Ordering::Release);
-                return;
-            }
-            while !STOP.load(Ordering::Acquire) {
+            while ok && !flag.load(Ordering::Acquire) && !EXITING.load(Ordering::Acquire) {
                 gasnet.poll();
                 match mode {
                     PollerMode::Spin => std::hint::spin_loop(),
                     PollerMode::Yield => std::thread::yield_now(),
                 }
             }
-            RUNNING.store(0, Ordering::Release);
-        })?;
+            RUNNING.fetch_sub(1, Ordering::AcqRel);
+        });
+        let thread = match spawned {
+            Ok(t) => t,
+            Err(e) => {
+                RUNNING.fetch_sub(1, Ordering::AcqRel);
+                return Err(e);
+            }
+        };
         match started_rx.recv() {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                STOP.store(true, Ordering::Release);
                 let _ = thread.join();
                 return Err(e);
             }
             Err(_) => return Err(std::io::Error::other("the poller thread died at start")),
         }
-        gasnet.at_exit(stop_for_exit);
         Ok(Poller {
+            stop,
             thread: Some(thread),
             mode,
             core,
@@ -103,7 +115,7 @@ impl Poller {
     }
 
     fn halt(&mut self) {
-        STOP.store(true, Ordering::Release);
+        self.stop.store(true, Ordering::Release);
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
@@ -116,19 +128,15 @@ impl Drop for Poller {
     }
 }
 
-/// The exit hook: stops the poller before GASNet shuts down. Called on the
-/// thread that ends the job; if that is the poller itself (a handler failed),
-/// it only asks it to stop.
+/// The exit hook: stops every poller before GASNet shuts down. Called on the
+/// thread that ends the job; waits (at most 2 s: a poll returns in
+/// microseconds) for the pollers to leave GASNet, except for the caller
+/// itself when it is a poller (a handler failed).
 fn stop_for_exit() {
-    STOP.store(true, Ordering::Release);
-    // SAFETY: gettid has no preconditions.
-    let me = unsafe { libc::gettid() };
+    EXITING.store(true, Ordering::Release);
+    let own = IS_POLLER.with(|p| p.get()) as usize;
     let deadline = Instant::now() + Duration::from_secs(2);
-    loop {
-        let running = RUNNING.load(Ordering::Acquire);
-        if running == 0 || running == me || Instant::now() > deadline {
-            return;
-        }
+    while RUNNING.load(Ordering::Acquire) > own && Instant::now() < deadline {
         std::thread::yield_now();
     }
 }
@@ -141,7 +149,9 @@ pub fn allowed_cores() -> Vec<usize> {
         if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
             return Vec::new();
         }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect()
     }
 }
 

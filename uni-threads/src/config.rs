@@ -190,7 +190,11 @@ impl Config {
             c.check_migration = match v.as_str() {
                 "" | "0" | "off" | "false" | "no" => false,
                 "1" | "on" | "true" | "yes" => true,
-                _ => return Err(ConfigError(format!("UAT_CHECK_MIGRATION={v}: expected 1 (on) or 0 (off)"))),
+                _ => {
+                    return Err(ConfigError(format!(
+                        "UAT_CHECK_MIGRATION={v}: expected 1 (on) or 0 (off)"
+                    )))
+                }
             };
         }
         if let Some(v) = env("UAT_VERBOSE") {

@@ -114,7 +114,13 @@ fn accept_returned(addr: usize) -> Result<(), &'static str> {
     state
         .compare_exchange(DONE, FREE, Ordering::Acquire, Ordering::Relaxed)
         .map(|_| ())
-        .map_err(|now| if now == FREE { "the cell is already free" } else { "the task has not finished" })
+        .map_err(|now| {
+            if now == FREE {
+                "the cell is already free"
+            } else {
+                "the task has not finished"
+            }
+        })
 }
 
 extern "C" fn on_cell_free(token: Token, lo: Arg, hi: Arg) {

@@ -171,7 +171,12 @@ mod tests {
     #[test]
     fn lines_format_numbers_without_allocating() {
         let mut l = Line::new();
-        l.text("rank ").dec(12).text(" at ").hex(0x1000_0000_0000).text(" ").dec(0);
+        l.text("rank ")
+            .dec(12)
+            .text(" at ")
+            .hex(0x1000_0000_0000)
+            .text(" ")
+            .dec(0);
         assert_eq!(l.bytes(), b"rank 12 at 0x0000100000000000 0");
     }
 }

@@ -70,12 +70,17 @@ fn stride_for(ranks: u32) -> Option<usize> {
 /// the span, maps this rank's slice, and sends later allocations there.
 pub fn enable(rank: u32, ranks: u32) -> Result<(), String> {
     if !cfg!(feature = "migration-checker") {
-        return Err("UAT_CHECK_MIGRATION=1 needs uat's global allocator: build with the cargo feature \
+        return Err(
+            "UAT_CHECK_MIGRATION=1 needs uat's global allocator: build with the cargo feature \
                     `migration-checker` (on by default)"
-            .into());
+                .into(),
+        );
     }
     let stride = stride_for(ranks).ok_or_else(|| {
-        format!("the migration checker supports at most {} ranks", HEAP_SPAN / MIN_STRIDE)
+        format!(
+            "the migration checker supports at most {} ranks",
+            HEAP_SPAN / MIN_STRIDE
+        )
     })?;
     // SAFETY: a fresh PROT_NONE reservation that replaces nothing
     // (MAP_FIXED_NOREPLACE); then this rank's slice, mapped over our own
@@ -405,10 +410,17 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a % 32, 0);
         h.free(a, l24);
-        assert_eq!(h.alloc(Layout::from_size_align(20, 4).unwrap()) as usize, a, "same class reused");
+        assert_eq!(
+            h.alloc(Layout::from_size_align(20, 4).unwrap()) as usize,
+            a,
+            "same class reused"
+        );
         let big = Layout::from_size_align(5000, 64).unwrap();
         let c = h.alloc(big) as usize;
         assert_eq!(c % PAGE, 0);
-        assert!(h.alloc(Layout::from_size_align(1 << 20, 8).unwrap()).is_null(), "past the end");
+        assert!(
+            h.alloc(Layout::from_size_align(1 << 20, 8).unwrap()).is_null(),
+            "past the end"
+        );
     }
 }

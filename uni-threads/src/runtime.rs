@@ -7,8 +7,8 @@ use am_fad::DequeLock;
 use gasnet_sys::Gasnet;
 
 use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_RESERVE, LOCK_WORD};
-use crate::config::fmt_size;
 use crate::collective;
+use crate::config::fmt_size;
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack};
 use crate::deque::Deque;
@@ -90,7 +90,9 @@ impl Runtime {
     /// of this rule for heap memory (see the crate docs).
     pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
         if worker::is_running() {
-            return Err(StartError::Other("the runtime is already started in this process".into()));
+            return Err(StartError::Other(
+                "the runtime is already started in this process".into(),
+            ));
         }
         gasnet.exit_job_on_panic();
         let (rank, ranks) = (gasnet.rank(), gasnet.size());
@@ -180,7 +182,11 @@ impl Runtime {
         w.counters.reset();
         w.handler_cycles_at_start.set(am_fad::handler_cycles());
         let cell = if w.rank == 0 {
-            Some(w.cells.alloc().unwrap_or_else(|| crate::fatal::cells_exhausted(w.layout.cell_count)))
+            Some(
+                w.cells
+                    .alloc()
+                    .unwrap_or_else(|| crate::fatal::cells_exhausted(w.layout.cell_count)),
+            )
         } else {
             None
         };
