@@ -4,7 +4,7 @@
 
 use clap::Parser;
 use serde_json::{json, Map};
-use uat::bench::{Common, Harness};
+use uat_bench::{Common, Harness};
 
 /// Binary Task Creation: counts the tasks of the tree (verified against
 /// ((2k)^(d+1) − 1) / (2k − 1)). Prints one JSON line.

@@ -158,10 +158,10 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     let peer = if g.size() > 1 { 1 } else { 0 };
     let word = g.segment(peer).base + 4096 * 3; // inside the peer's deque entries: idle now
     let measure = |g: uat::gasnet::Gasnet| {
-        let get = uat::bench::mean_us(iters, || {
+        let get = uat_bench::mean_us(iters, || {
             black_box(g.get_u64(peer, word));
         });
-        let put = uat::bench::mean_us(iters, || g.put_u64(peer, word, 7));
+        let put = uat_bench::mean_us(iters, || g.put_u64(peer, word, 7));
         (get, put)
     };
     g.barrier();
@@ -179,7 +179,7 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     // where rank 1 serves the requests.
     let fadd = if g.rank() == 0 {
         let ok = uat::bench_fetch_add(peer, 1).is_some();
-        let us = uat::bench::mean_us(iters, || {
+        let us = uat_bench::mean_us(iters, || {
             black_box(uat::bench_fetch_add(peer, 1));
         });
         ok.then_some(us)
@@ -431,7 +431,7 @@ fn spawn_main(rt: &uat::Runtime, iters: u64, reps: u32, table: bool) -> bool {
             "uat_join_vs_rayon_join": r(best.uat_join / rayon_best),
             "spawn_join_vs_plain_call": r(best.spawn_join / best.plain),
             "verified": best.verified,
-            "stats": uat::bench::stats_json(&stats),
+            "stats": uat_bench::stats_json(&stats),
         });
         if o_table {
             eprintln!("{:<34} {:>10} {:>10}", "operation (best of reps)", "ns", "cycles");

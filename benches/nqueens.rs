@@ -4,7 +4,7 @@
 
 use clap::Parser;
 use serde_json::{json, Map};
-use uat::bench::{Common, Harness};
+use uat_bench::{Common, Harness};
 
 /// Counts N-Queens solutions; verified against OEIS A000170 (and the
 /// search-tree node counts for N = 12, 13, 14). Prints one JSON line.
@@ -150,7 +150,7 @@ fn main() {
             }
         }
     }
-    let outcome = outcome.map(|x| uat::bench::Outcome {
+    let outcome = outcome.map(|x| uat_bench::Outcome {
         value: x.value.solutions,
         time_s: x.time_s,
     });

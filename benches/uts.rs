@@ -9,7 +9,7 @@
 use clap::Parser;
 use serde_json::{json, Map};
 use sha1::{Digest, Sha1};
-use uat::bench::{Common, Harness};
+use uat_bench::{Common, Harness};
 
 /// Counts the nodes of an unbalanced tree (UTS), in parallel with uni-address
 /// threads. Prints one JSON line; `verified` compares with the published
@@ -377,7 +377,7 @@ fn main() {
     h.finish(
         "uts",
         params,
-        outcome.map(|x| uat::bench::Outcome {
+        outcome.map(|x| uat_bench::Outcome {
             value: x.value.nodes,
             time_s: x.time_s,
         }),

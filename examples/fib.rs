@@ -1,16 +1,6 @@
 //! Naive parallel Fibonacci: the smallest uni-address threads program.
 //!
-//!     scripts/run.sh -n 2 -- target/smp-native/release/examples/fib 30
-
-use clap::Parser;
-
-/// Computes fib(N) with a spawn per call.
-#[derive(Parser)]
-#[command(name = "fib")]
-struct Options {
-    #[arg(default_value_t = 30)]
-    n: u64,
-}
+//!     cargo uat run -n 4 --example fib -- 30
 
 fn fib(n: u64) -> u64 {
     if n < 2 {
@@ -21,22 +11,6 @@ fn fib(n: u64) -> u64 {
 }
 
 fn main() {
-    let (gasnet, opt) = uat::cli::start::<Options>("fib");
-    let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
-    // SAFETY: fib's tasks hold only numbers across spawn and join.
-    let rt = unsafe { uat::Runtime::start(gasnet, config) }.unwrap_or_else(|e| gasnet.fail(e));
-    let n = opt.n;
-    let t = std::time::Instant::now();
-    let result = rt.run(move || fib(n));
-    let stats = rt.stats();
-    if let Some(r) = result {
-        println!(
-            "{{\"fib\": {n}, \"result\": {r}, \"time_s\": {:.3}, \"spawns\": {}, \"max_stack_bytes\": {}}}",
-            t.elapsed().as_secs_f64(),
-            stats.spawns,
-            stats.max_stack_bytes
-        );
-    }
-    gasnet.barrier();
-    rt.exit(0);
+    // SAFETY: fib's tasks keep only numbers across spawn and join.
+    unsafe { uat::launch(|n: u64| fib(n)) }
 }

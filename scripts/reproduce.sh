@@ -144,6 +144,10 @@ fi
 [ -z "$bin_dir" ] || [ -d "$bin_dir" ] || die "--bin-dir $bin_dir: no such directory"
 [ -z "$bin_dir" ] || { bin_dir=$(cd "$bin_dir" && pwd); build=0; }
 [ -z "$pack" ] || [ "$build" = 1 ] || die "--pack builds; it cannot go with --no-build or --bin-dir"
+# The launcher (builds, launches, the oversubscription rule): the packed
+# one with --bin-dir (machines that cannot build), else this checkout's.
+[ -z "$bin_dir" ] || [ ! -x "$bin_dir/cargo-uat" ] || export UAT_LAUNCHER="$bin_dir/cargo-uat"
+uat=$("$root/scripts/launcher.sh") || exit 2
 experiments=" $(list "$experiments") "
 want() { [[ "$experiments" == *" $1 "* ]]; }
 
@@ -160,14 +164,12 @@ report_tool=""
 if [ "$build" = 1 ]; then
   "$root/scripts/setup.sh" || exit 2
   for m in $(list "$modes"); do
-    echo "reproduce: building $conduit-$m (cargo build --release, target/$conduit-$m/)" >&2
-    (cd "$root" && cargo build --quiet --release --bins --no-default-features \
-       --features "$conduit,fad-$m,migration-checker" --target-dir "target/$conduit-$m") || die "building the $conduit-$m variant failed (see above)"
+    echo "reproduce: building $conduit-$m (cargo uat build --release, target/$conduit-$m/)" >&2
+    (cd "$root" && "$uat" uat build --release --conduit "$conduit" --fad "$m" >/dev/null) || die "building the $conduit-$m variant failed (see above)"
   done
   if [ "$udp_latency" = 1 ]; then
-    echo "reproduce: building udp-native's micro (Fig. 11 over real UDP; target/udp-native/)" >&2
-    (cd "$root" && cargo build --quiet --release --bin micro --no-default-features \
-       --features udp,fad-native,migration-checker --target-dir target/udp-native) || die "building the udp-native variant failed (see above)"
+    echo "reproduce: building udp-native (Fig. 11 over real UDP; target/udp-native/)" >&2
+    (cd "$root" && "$uat" uat build --release --conduit udp --fad native >/dev/null) || die "building the udp-native variant failed (see above)"
   fi
   echo "reproduce: building the report tool (report/, target/report/)" >&2
   cargo build --quiet --release --manifest-path "$root/report/Cargo.toml" --target-dir "$root/target/report" \
@@ -188,6 +190,8 @@ if [ "$build" = 1 ]; then
     fi
     cp "$report_tool" "$pack/uat-report" || die "cannot copy into $pack"
     strip "$pack/uat-report" 2>/dev/null || true
+    cp "$uat" "$pack/cargo-uat" || die "cannot copy into $pack"
+    strip "$pack/cargo-uat" 2>/dev/null || true
     echo "reproduce: packed into $pack ($(du -sh "$pack" | cut -f1)); run there with --bin-dir $pack" >&2
     exit 0
   fi
@@ -230,11 +234,9 @@ seqno=0 failures=0 started=$SECONDS
 # Appends one record to runs.jsonl; the benchmark's JSON line is in logs/.
 run_job() {
   local exp=$1 mode=$2 ec=$3 n=$4 bench=$5; shift 5
-  local threads=$n over=false
-  # rdma-emulated ranks run a polling thread; micro latency runs one beside
-  # every rank (its "with pollers" half) in every mode.
-  if [ "$mode" = rdma-emulated ] || [ "$exp" = latency ]; then threads=$((2 * n)); fi
-  [ "$threads" -le "$cores" ] || over=true
+  # micro latency runs a polling thread beside every rank (its "with
+  # pollers" half) in every mode, as rdma-emulated ranks do.
+  local over; over=$(oversubscribed "$([ "$exp" = latency ] && echo rdma-emulated || echo "$mode")" "$n")
   seqno=$((seqno + 1))
   local id; id=$(printf '%03d' "$seqno")
   local prog=$bench sub=""
@@ -269,12 +271,16 @@ run_job() {
   last_line=$last last_status=$status
 }
 
-# should_run MODE RANKS: the oversubscription rule for scaling rows.
+# oversubscribed MODE RANKS: the launcher's rule (more spinning threads
+# than cores), printed as true or false.
+oversubscribed() { "$uat" uat oversubscribed --fad "$1" --ranks "$2" --cores "$cores"; }
+
+# should_run MODE RANKS: scaling rows with more spinning threads than cores
+# run only with --oversubscribe.
 should_run() {
-  [ "$1" = rdma-emulated ] || return 0
-  [ $((2 * $2)) -gt "$cores" ] || return 0
+  [ "$(oversubscribed "$1" "$2")" = true ] || return 0
   [ "$oversub" = 1 ] && return 0
-  echo "reproduce: skip rdma-emulated at $2 ranks: $2 ranks + $2 polling threads > $cores cores (--oversubscribe runs it, labelled)" >&2
+  echo "reproduce: skip $1 at $2 ranks: more spinning threads than $cores cores (--oversubscribe runs it, labelled)" >&2
   return 1
 }
 

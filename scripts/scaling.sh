@@ -41,16 +41,15 @@ for a in "$@"; do
 done
 [ -z "$current" ] || benches+=("$current")
 
+[ ! -x "$bin_dir/cargo-uat" ] || export UAT_LAUNCHER="$bin_dir/cargo-uat"
+uat=$("$root/scripts/launcher.sh") || exit 2
 failures=0
 for b in "${benches[@]}"; do
   for m in $modes; do
     for n in $ranks; do
-      threads=$n
-      [ "$m" != rdma-emulated ] || threads=$((2 * n))
-      over=false
-      [ "$threads" -le "$cores" ] || over=true
-      if [ "$m" = rdma-emulated ] && [ "$over" = true ] && [ "$oversub" = 0 ]; then
-        echo "scaling: skip $m n=$n: $n ranks + $n pollers > $cores cores (--oversubscribe to run it)" >&2
+      over=$("$uat" uat oversubscribed --fad "$m" --ranks "$n" --cores "$cores")
+      if [ "$over" = true ] && [ "$oversub" = 0 ]; then
+        echo "scaling: skip $m n=$n: more spinning threads than $cores cores (--oversubscribe to run it)" >&2
         continue
       fi
       for ((r = 0; r < reps; r++)); do

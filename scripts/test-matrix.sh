@@ -53,12 +53,12 @@ under_load_part() {
   local pass=0 fail=0 start=$SECONDS hog v c m
   for v in "${load_variants[@]}"; do
     c=${v%%-*} m=${v#*-}
-    cargo test --quiet --release --no-run --no-default-features --features "$c,fad-$m,migration-checker" \
-      --target-dir "target/$v" --tests 2>/dev/null || { echo "FAILED: building $v's tests" >&2; return 1; }
+    cargo test --quiet --release --workspace --no-run --features "$("$uat" uat features --conduit "$c" --fad "$m")" \
+      --target-dir "target/$v" --bins --examples --tests 2>/dev/null || { echo "FAILED: building $v's tests" >&2; return 1; }
     local vpass=0 vfail=0 vstart=$SECONDS
     for ((i = 0; i < under_load; i++)); do
       ( while :; do :; done ) & hog=$!
-      if cargo test --quiet --release --no-default-features --features "$c,fad-$m,migration-checker" \
+      if cargo test --quiet --release --workspace --features "$("$uat" uat features --conduit "$c" --fad "$m")" \
            --target-dir "target/$v" --test '*' >"$err" 2>&1; then
         vpass=$((vpass + 1))
       else
@@ -77,6 +77,7 @@ under_load_part() {
 }
 
 scripts/setup.sh || exit 1
+uat=$(scripts/launcher.sh) || exit 1
 total=0 failed=0
 results=()
 err=$(mktemp)
@@ -94,10 +95,10 @@ conduits=(smp udp mpi)
 modes=(native am rdma-emulated)
 for c in "${conduits[@]}"; do
   for m in "${modes[@]}"; do
-    cargo build --quiet --release --bins --examples --no-default-features --features "$c,fad-$m,migration-checker" --target-dir "target/$c-$m" || exit 1
+    "$uat" uat build --release --conduit "$c" --fad "$m" >/dev/null || exit 1
   done
 done
-cargo build --quiet --release --bins --no-default-features --features ibv,fad-native,migration-checker --target-dir target/ibv-native \
+"$uat" uat build --release --conduit ibv --fad native >/dev/null \
   && ibv_link=ok || ibv_link=FAILED
 
 # run_config NAME TIMES EXPECTED_EXIT[:STDERR-TEXT] [ENV=VALUE...] -- RUN.SH-ARGS -- PROGRAM ARGS

@@ -17,6 +17,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 "$root/scripts/setup.sh"
 
+uat=$("$root/scripts/launcher.sh")
 variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce udp-native mpi-native ibv-native)
 
@@ -45,12 +46,12 @@ for variant in "${variants[@]}"; do
     continue
   fi
   conduit=${variant%%-*} fad=${variant#*-}
-  features="$conduit,fad-$fad,migration-checker"
+  features=$("$uat" uat features --conduit "$conduit" --fad "$fad")
   echo "=== $variant: cargo test --release --workspace --features $features" >&2
   if [ "$conduit" = ibv ]; then
     # No RDMA device here: build and link, then check the binary runs as far
     # as its launcher check (and answers --help) without one.
-    if cargo build --release --bins --no-default-features --features "$features" --target-dir "target/$variant" \
+    if "$uat" uat build --release --conduit "$conduit" --fad "$fad" \
        && "target/$variant/release/gasnet-check" --help >/dev/null \
        && { "target/$variant/release/gasnet-check" 2>/dev/null; [ $? = 2 ]; }; then
       echo "ibv: builds, links, and refuses to start without gasnetrun_ibv: ok" >&2
@@ -61,7 +62,7 @@ for variant in "${variants[@]}"; do
     fi
     continue
   fi
-  if cargo test --release --workspace --no-default-features --features "$features" --target-dir "target/$variant"; then
+  if cargo test --release --workspace --features "$features" --target-dir "target/$variant"; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

@@ -1,20 +1,34 @@
 //! Uni-address threads: a distributed, child-first work-stealing scheduler of
 //! native threads on GASNet-EX (after Akiyama & Taura, HPDC'15 and IPSJ 2016).
 //!
-//! This is the facade users depend on. Build variants are cargo features:
-//! one conduit (`smp` default, `udp`, `mpi`, `ibv`) and one remote
-//! fetch-and-add mode (`fad-native` default, `fad-rdma-emulated`, `fad-am`).
+//! This is the facade users depend on. Build variants are cargo features,
+//! chosen by the program (none is on by default): one conduit (`smp`, `udp`,
+//! `mpi`, `ibv`) and one remote fetch-and-add mode (`fad-native`,
+//! `fad-rdma-emulated`, `fad-am`); e.g. `cargo build --features
+//! uat/smp,uat/fad-native`, or let the launcher choose (`cargo uat run
+//! --conduit smp --fad native`).
 //!
+//! - [`launch`]: a whole program in one call (set-up, root task, result,
+//!   tear-down on every rank);
+//! - the task API: [`spawn`], [`JoinHandle::join`], [`join`] and [`join!`]
+//!   (2 to 6 closures), [`for_each`] and [`reduce`] over a range (see the
+//!   task model in `uni_threads`' docs);
+//! - [`Runtime`]: the lower level, for programs with several runs;
 //! - [`gasnet`]: the safe GASNet-EX layer (what `gasnet-check` uses);
-//! - [`cli`]: starting a program: `--help` before GASNet, options after it;
-//! - the runtime: [`Runtime`], [`spawn`], [`JoinHandle::join`], [`join`],
-//!   [`reduce`] (see the task model in `uni_threads`' docs).
+//! - [`cli`]: starting a program by hand: `--help` before GASNet, options
+//!   after it; [`addresses`]: the same code addresses in every process.
 
+/// clap, for a program's own options (`use uat::clap;` lets
+/// `#[derive(clap::Parser)]` find it without a dependency of its own).
+pub use clap;
 pub use gasnet_sys as gasnet;
 pub use uni_threads::*;
 
-pub mod bench;
+pub mod addresses;
 pub mod cli;
+mod launch;
+
+pub use launch::{launch, launch_then, Args, Cli};
 
 /// The conduit this build was made for.
 pub const CONDUIT: gasnet::Conduit = gasnet::CONDUIT;

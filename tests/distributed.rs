@@ -5,15 +5,9 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{rank_counts, run_job, JobOutput};
-
-fn bin(name: &str) -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    deps.parent().unwrap().join(name)
-}
+use common::{bin, rank_counts, run_job, JobOutput};
 
 /// Multi-rank counts for this conduit (the single-rank runs are in runtime.rs).
 fn multi_rank_counts() -> Vec<u32> {
@@ -190,7 +184,7 @@ fn a_killed_rank_ends_the_job_quickly() {
     );
     assert!(out.code.is_some_and(|c| c != 0 && c != 3), "{}", out.describe());
     assert!(
-        out.stderr.contains("run.sh: error") || out.stderr.contains("exited on signal 9"),
+        out.stderr.contains("signal 9 (KILL)") || out.stderr.contains("exited on signal 9"),
         "{}",
         out.describe()
     );

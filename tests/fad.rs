@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use common::{rank_counts, run_job};
 
 fn micro() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_micro"))
+    common::bin("micro")
 }
 
 #[test]

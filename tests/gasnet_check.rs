@@ -3,16 +3,16 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use common::{rank_counts, run_direct, run_job};
+use common::{bin, rank_counts, run_direct, run_job};
 
-fn exe() -> &'static Path {
-    Path::new(env!("CARGO_BIN_EXE_gasnet-check"))
+fn exe() -> PathBuf {
+    bin("gasnet-check")
 }
 
 fn assert_passes(launcher: &[&str], ranks: u32) {
-    let out = run_job(launcher, exe(), &["--iters", "200"]);
+    let out = run_job(launcher, &exe(), &["--iters", "200"]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
     let json = out.json();
     assert_eq!(json["ok"], true, "{}", out.describe());
@@ -42,7 +42,7 @@ fn passes_over_real_udp() {
     if uat::CONDUIT.name() != "udp" {
         return;
     }
-    let out = run_job(&["--real-udp", "-n", "2"], exe(), &["--iters", "100"]);
+    let out = run_job(&["--real-udp", "-n", "2"], &exe(), &["--iters", "100"]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
     let json = out.json();
     assert_eq!(json["ok"], true);
@@ -54,7 +54,11 @@ fn passes_over_real_udp() {
 fn a_rank_that_fails_a_check_fails_the_job() {
     let n = if uat::CONDUIT.name() == "smp" { 3 } else { 2 };
     let last = (n - 1).to_string();
-    let out = run_job(&["-n", &n.to_string()], exe(), &["--iters", "10", "--fail-rank", &last]);
+    let out = run_job(
+        &["-n", &n.to_string()],
+        &exe(),
+        &["--iters", "10", "--fail-rank", &last],
+    );
     assert_ne!(out.code, Some(0), "{}", out.describe());
     assert!(
         out.stderr
@@ -69,10 +73,10 @@ fn a_rank_that_fails_a_check_fails_the_job() {
 
 #[test]
 fn help_and_version_work_without_a_launcher() {
-    let out = run_direct(exe(), &["--help"]);
+    let out = run_direct(&exe(), &["--help"]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
     assert!(out.stdout.contains("Usage: gasnet-check"), "{}", out.describe());
-    let out = run_direct(exe(), &["--version"]);
+    let out = run_direct(&exe(), &["--version"]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
     assert!(out.stdout.starts_with("gasnet-check "), "{}", out.describe());
 }
@@ -81,17 +85,17 @@ fn help_and_version_work_without_a_launcher() {
 fn a_multi_process_conduit_refuses_to_start_without_its_launcher() {
     if uat::CONDUIT.name() == "smp" {
         // One smp rank may be started directly: it must just work.
-        let out = run_direct(exe(), &["--iters", "10"]);
+        let out = run_direct(&exe(), &["--iters", "10"]);
         assert_eq!(out.code, Some(0), "{}", out.describe());
         assert_eq!(out.json()["ranks"], 1);
         return;
     }
     // For udp, "8000" would be read as a rank count: it must not fork anything.
-    let out = run_direct(exe(), &["8000"]);
+    let out = run_direct(&exe(), &["8000"]);
     assert_eq!(out.code, Some(2), "{}", out.describe());
     assert!(
         out.stderr
-            .contains(&format!("scripts/run.sh --conduit {}", uat::CONDUIT.name())),
+            .contains(&format!("cargo uat run --conduit {}", uat::CONDUIT.name())),
         "{}",
         out.describe()
     );
@@ -99,14 +103,14 @@ fn a_multi_process_conduit_refuses_to_start_without_its_launcher() {
 
 #[test]
 fn a_segment_larger_than_the_machine_allows_is_a_clear_error() {
-    let out = run_job(&["-n", "2"], exe(), &["--segment-mb", "100000000"]);
+    let out = run_job(&["-n", "2"], &exe(), &["--segment-mb", "100000000"]);
     assert_ne!(out.code, Some(0), "{}", out.describe());
     assert!(out.stderr.contains("GASNET_MAX_SEGSIZE"), "{}", out.describe());
 }
 
 #[test]
 fn bad_options_end_the_job_with_usage() {
-    let out = run_job(&["-n", "2"], exe(), &["--no-such-option"]);
+    let out = run_job(&["-n", "2"], &exe(), &["--no-such-option"]);
     assert_eq!(out.code, Some(2), "{}", out.describe());
     assert!(
         out.stderr.contains("unexpected argument '--no-such-option'"),

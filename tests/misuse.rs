@@ -7,26 +7,15 @@
 
 mod common;
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{run_job, run_job_with_env, JobOutput};
+use common::{bin, example, run_job, run_job_with_env, JobOutput};
 
 /// The bound on how long a failing job may take to end, start-up included.
 /// Typically 0.7 s (udp), 1.3 s (smp), 1.5 s (mpi: mpirun ends the other
 /// ranks); the launcher's teardown has taken up to 6.3 s on this 2-core
 /// machine under load, so the test allows more than the 5 s goal.
 const ENDS_WITHIN: Duration = Duration::from_secs(10);
-
-fn example(name: &str) -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    deps.parent().unwrap().join("examples").join(name)
-}
-
-fn bin(name: &str) -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    deps.parent().unwrap().join(name)
-}
 
 /// The rank count for these jobs: 2 (a thief and a victim), on every conduit.
 const RANKS: &str = "2";

@@ -1,8 +1,12 @@
-//! `scripts/run.sh` refuses bad command lines before starting anything.
+//! The launcher refuses bad command lines before starting anything, names
+//! what is missing, says how a job ended (a killed rank, the timeout) and
+//! returns the job's exit code; `scripts/run.sh` is its shorthand, and
+//! `scripts/reproduce.sh` refuses bad options before building.
 
 mod common;
 
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 fn run_sh(args: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(common::root().join("scripts/run.sh"))
@@ -15,11 +19,20 @@ fn run_sh(args: &[&str]) -> (Option<i32>, String) {
 #[test]
 fn missing_or_bad_rank_counts_are_usage_errors() {
     for (args, message) in [
-        (&["--", "gasnet-check"][..], "the number of ranks is required"),
-        (&["-n", "two", "--", "gasnet-check"][..], "-n wants a positive integer"),
-        (&["-n", "0", "--", "gasnet-check"][..], "-n wants a positive integer"),
-        (&["-n", "-3", "--", "gasnet-check"][..], "-n wants a positive integer"),
-        (&["-n"][..], "-n needs a value"),
+        (
+            &["--", "gasnet-check"][..],
+            "the following required arguments were not provided",
+        ),
+        (
+            &["-n", "two", "--", "gasnet-check"][..],
+            "invalid value 'two' for '-n <RANKS>'",
+        ),
+        (
+            &["-n", "0", "--", "gasnet-check"][..],
+            "invalid value '0' for '-n <RANKS>'",
+        ),
+        (&["-n", "-3", "--", "gasnet-check"][..], "-n <RANKS>"),
+        (&["-n"][..], "no program given"),
     ] {
         let (code, stderr) = run_sh(args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
@@ -45,8 +58,9 @@ fn bad_variants_and_programs_are_named() {
         (&["-n", "2"][..], "no program given"),
         (
             &["--no-build", "-n", "2", "--", "/nonexistent/prog"][..],
-            "no program '/nonexistent/prog' (not an executable file)",
+            "no program /nonexistent/prog (not a file)",
         ),
+        (&["--no-build", "-n", "2", "--", "no-such-benchmark"][..], "no program"),
     ] {
         let (code, stderr) = run_sh(args);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
@@ -63,7 +77,7 @@ fn help_explains_usage() {
     assert_eq!(out.status.code(), Some(0));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("Usage: scripts/run.sh") && text.contains("--real-udp"),
+        text.contains("Usage: scripts/run.sh") && text.contains("--real-udp") && text.contains("--timeout"),
         "{text}"
     );
 }
@@ -76,6 +90,70 @@ fn run_sh_refuses_a_launcher_where_the_conduit_has_none() {
         stderr.contains("--launcher applies to the mpi and ibv conduits only"),
         "{stderr}"
     );
+}
+
+/// The launcher itself, as `cargo uat` runs it.
+fn launcher(args: &[&str]) -> (Option<i32>, String, Duration) {
+    let start = Instant::now();
+    let out = Command::new(common::bin("cargo-uat"))
+        .arg("uat")
+        .args(args)
+        .env_remove("UAT_LAUNCHED")
+        .output()
+        .expect("cannot start cargo-uat");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        start.elapsed(),
+    )
+}
+
+fn variant() -> [&'static str; 4] {
+    ["--conduit", uat::CONDUIT.name(), "--fad", uat::MODE.name()]
+}
+
+#[test]
+fn the_launcher_kills_a_job_that_runs_over_its_timeout() {
+    let fault = common::example("fault");
+    let mut args: Vec<&str> = vec!["run"];
+    args.extend(variant());
+    args.extend(["--timeout", "2", "-n", "2", fault.to_str().unwrap(), "--", "spin"]);
+    let (code, stderr, took) = launcher(&args);
+    assert_eq!(code, Some(124), "{stderr}");
+    assert!(stderr.contains("ran over --timeout 2 s and was killed"), "{stderr}");
+    assert!(took < Duration::from_secs(15), "took {took:?}");
+}
+
+#[test]
+fn the_launcher_explains_itself_and_refuses_bad_options() {
+    let out = Command::new(common::bin("cargo-uat"))
+        .args(["uat", "run", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for needle in [
+        "--conduit",
+        "--fad",
+        "--real-udp",
+        "--launcher",
+        "--timeout",
+        "--release",
+        "--bin",
+        "--example",
+    ] {
+        assert!(help.contains(needle), "--help lacks {needle}: {help}");
+    }
+    let (code, stderr, _) = launcher(&["run", "-n", "2", "--frobnicate"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let (code, stderr, _) = launcher(&["run", "-n", "2", "--conduit", "smp", "--launcher", "srun", "/bin/true"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--launcher applies to the mpi and ibv conduits only"),
+        "{stderr}"
+    );
+    let (code, stderr, _) = launcher(&["frobnicate"]);
+    assert_eq!(code, Some(2), "{stderr}");
 }
 
 fn reproduce_sh(args: &[&str]) -> (Option<i32>, String, String) {

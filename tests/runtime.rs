@@ -4,15 +4,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use common::{run_job, run_job_with_env, JobOutput};
-
-fn bin(name: &str) -> PathBuf {
-    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
-    deps.parent().unwrap().join(name)
-}
+use common::{bin, run_job, run_job_with_env, JobOutput};
 
 fn run1(exe: &Path, args: &[&str]) -> JobOutput {
     run_job(&["-n", "1"], exe, args)

@@ -17,13 +17,13 @@
 //! [`poller`].
 
 #[cfg(not(any(feature = "fad-rdma-emulated", feature = "fad-am", feature = "fad-native")))]
-compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (none is selected)");
+compile_error!("uat: select a fetch-and-add mode: build with exactly one of the cargo features `uat/fad-native`, `uat/fad-am`, `uat/fad-rdma-emulated` (e.g. `cargo build --features uat/smp,uat/fad-native`), or run through the launcher, which chooses them: `cargo uat run --fad native` (none is selected)");
 
 #[cfg(any(
     all(feature = "fad-rdma-emulated", any(feature = "fad-am", feature = "fad-native")),
     all(feature = "fad-am", feature = "fad-native"),
 ))]
-compile_error!("am-fad: select exactly one fetch-and-add mode feature: `fad-rdma-emulated`, `fad-am` or `fad-native` (two or more are selected; add `--no-default-features` to drop the default `fad-native`)");
+compile_error!("uat: select exactly one fetch-and-add mode: two or more of the cargo features `uat/fad-native`, `uat/fad-am`, `uat/fad-rdma-emulated` are on (cargo unifies features: look for another crate of the build enabling one)");
 
 /// A fetch-and-add mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,9 @@
 //! Builds GASNet-EX from the source tree shipped in the crates.io package
 //! `gex-sys` 0.1.0 (a GASNet-EX 2021.3.0 git snapshot), once per conduit.
 //!
-//! Layout of the cache (shared by every build of the workspace, whatever its
-//! target dir or features, so switching variants never rebuilds GASNet):
+//! Layout of the cache (one per machine, shared by every crate, target dir
+//! and variant, so neither a new crate nor a switch of variant rebuilds
+//! GASNet): `GASNET_CACHE_DIR`, or `<cargo home>/uat/gasnet`:
 //!
 //! ```text
 //! <cache>/2021.3.0/src/                 bootstrapped copy of the source tree
@@ -11,9 +12,9 @@
 //! <cache>/lock                          serialises concurrent cargo builds
 //! ```
 //!
-//! This script never touches the network: `scripts/fetch-gasnet.sh` (a
-//! `cargo fetch` of a tiny manifest) puts the source into cargo's cache, and we
-//! only read it from there. We never run cargo ourselves, so we cannot
+//! This script never touches the network: `cargo uat setup` (a `cargo
+//! fetch` of a one-dependency manifest) puts the source into cargo's cache,
+//! and we only read it from there. We never run cargo ourselves, so we cannot
 //! deadlock on cargo's package lock.
 
 use std::fs::{self, File};
@@ -23,7 +24,7 @@ use std::process::Command;
 use crate::{env_path, fail, Conduit};
 
 const VERSION: &str = "2021.3.0";
-const FETCH_HINT: &str = "run `scripts/fetch-gasnet.sh` (it runs `cargo fetch --manifest-path scripts/gasnet-src/Cargo.toml`), or set GASNET_SRC to a GASNet-EX 2021.3.0 tree, or GASNET_PREFIX to an installed GASNet-EX";
+const FETCH_HINT: &str = "run `cargo uat setup` (the launcher: `cargo install --path cargo-uat` from a checkout of uat; in the checkout, scripts/setup.sh), or set GASNET_SRC to a GASNet-EX 2021.3.0 tree, or GASNET_PREFIX to an installed GASNet-EX";
 /// Written into the install prefix last: its presence means a complete build.
 const STAMP: &str = ".uat-build-complete";
 
@@ -85,17 +86,10 @@ fn cache_dir() -> PathBuf {
     if let Some(dir) = env_path("GASNET_CACHE_DIR") {
         return dir;
     }
-    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
-    let workspace = manifest.parent().unwrap();
-    let is_ours = fs::read_to_string(workspace.join("Cargo.toml"))
-        .map(|t| t.contains("[workspace]") && t.contains("\"gasnet-sys\""))
-        .unwrap_or(false);
-    if is_ours {
-        return workspace.join("target").join("gasnet");
-    }
-    // OUT_DIR = <target dir>/[<triple>/]<profile>/build/<pkg>-<hash>/out
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-    out.ancestors().nth(4).unwrap().join("gasnet")
+    // The same rule as the launcher's (cargo-uat/src/setup.rs).
+    let cargo_home =
+        env_path("CARGO_HOME").unwrap_or_else(|| env_path("HOME").unwrap_or_else(|| PathBuf::from("/")).join(".cargo"));
+    cargo_home.join("uat").join("gasnet")
 }
 
 fn configure_args(conduit: Conduit, prefix: &Path) -> Vec<String> {

@@ -26,7 +26,7 @@ impl fmt::Display for Error {
             Error::NotLaunched { conduit, why } => write!(
                 f,
                 "this is a {conduit}-conduit program and it was not started by its launcher ({why}).\n\
-                 Start it with: scripts/run.sh --conduit {conduit} -n <ranks> -- <program> [args...]\n\
+                 Start it with the launcher: cargo uat run --conduit {conduit} -n <ranks> [--bin <name> | <program>] [-- <args>...]\n\
                  (launching by hand with the conduit's own launcher also works: set {}=1 for it)",
                 crate::LAUNCHED_ENV
             ),

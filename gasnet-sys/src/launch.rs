@@ -6,7 +6,7 @@
 //! or fail deep inside GASNet. So before GASNet sees the arguments, we check
 //! that a launcher started us:
 //!
-//! - [`LAUNCHED_ENV`] (set by `scripts/run.sh`, or by hand when launching with
+//! - [`LAUNCHED_ENV`] (set by `cargo uat run`, or by hand when launching with
 //!   the conduit's own tools), or
 //! - a process the conduit's spawner itself started (amudp workers carry
 //!   `AMUDP_WORKER_ARGS`; MPI and PMI launchers set their own variables;
@@ -94,7 +94,7 @@ mod tests {
     fn udp_refuses_a_direct_start_even_with_a_number() {
         // `nqueens 8000` must never become 8,000 processes.
         let e = check(Conduit::Udp, &argv(&["nqueens", "8000"]), env_of(&[])).unwrap_err();
-        assert!(e.to_string().contains("scripts/run.sh --conduit udp"), "{e}");
+        assert!(e.to_string().contains("cargo uat run --conduit udp"), "{e}");
     }
 
     #[test]

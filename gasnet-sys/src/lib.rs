@@ -27,20 +27,22 @@
 //! Exactly one conduit feature: `smp` (default), `udp`, `mpi`, `ibv`.
 //! `GASNET_PREFIX` selects an installed GASNet-EX; otherwise GASNet-EX
 //! 2021.3.0 is built once per conduit from the `gex-sys` 0.1.0 package's
-//! source tree (run `scripts/fetch-gasnet.sh` first). See `build/main.rs`.
+//! source tree, put in cargo's cache by `cargo uat setup`, and cached once per
+//! machine under `<cargo home>/uat/gasnet` (or `GASNET_CACHE_DIR`). See
+//! `build/main.rs`.
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!("uni-address threads supports Linux on x86-64 only: the context switch is x86-64 assembly and the arena relies on Linux mmap/mremap");
 
 #[cfg(not(any(feature = "smp", feature = "udp", feature = "mpi", feature = "ibv")))]
-compile_error!("gasnet-sys: select exactly one conduit feature: `smp`, `udp`, `mpi` or `ibv` (none is selected; a non-default conduit is built with `--no-default-features --features <conduit>,fad-<mode>`)");
+compile_error!("uat: select a conduit: build with exactly one of the cargo features `uat/smp`, `uat/udp`, `uat/mpi`, `uat/ibv` and one fetch-and-add mode (e.g. `cargo build --features uat/smp,uat/fad-native`), or run through the launcher, which chooses them: `cargo uat run --conduit smp --fad native` (none is selected)");
 
 #[cfg(any(
     all(feature = "smp", any(feature = "udp", feature = "mpi", feature = "ibv")),
     all(feature = "udp", any(feature = "mpi", feature = "ibv")),
     all(feature = "mpi", feature = "ibv"),
 ))]
-compile_error!("gasnet-sys: select exactly one conduit feature: `smp`, `udp`, `mpi` or `ibv` (two or more are selected; add `--no-default-features` to drop the default `smp`)");
+compile_error!("uat: select exactly one conduit: two or more of the cargo features `uat/smp`, `uat/udp`, `uat/mpi`, `uat/ibv` are on (cargo unifies features: look for another crate of the build enabling one)");
 
 // Set by the build script once GASNet-EX is found and bound; without it only
 // the configuration errors above are reported.

@@ -19,6 +19,19 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A binary of the workspace in this test's target dir (`cargo test
+/// --workspace` builds them all: the benchmarks live in the uat-bench
+/// package).
+pub fn bin(name: &str) -> PathBuf {
+    let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
+    deps.parent().unwrap().join(name)
+}
+
+/// An example of the uat package, in this test's target dir.
+pub fn example(name: &str) -> PathBuf {
+    bin("examples").join(name)
+}
+
 pub struct JobOutput {
     pub code: Option<i32>,
     pub stdout: String,

@@ -156,8 +156,7 @@ impl fmt::Display for ArenaError {
             ArenaError::Taken(e) => write!(
                 f,
                 "cannot reserve the arena and its guard below {ARENA_BASE:#x} ({e}): something is already \
-                 mapped there, or the address space is limited (ulimit -v must allow {} GiB of reservation). \
-                 Is the program built as a non-PIE executable (the root package's build.rs does that)?",
+                 mapped there, or the address space is limited (ulimit -v must allow {} GiB of reservation).",
                 GUARD_RESERVE >> 30
             ),
             ArenaError::Segment(e) => write!(f, "cannot attach the GASNet segment for the arena: {e}"),

@@ -36,8 +36,8 @@
 //! ends the job with a message naming the mistake and the rule.
 //!
 //! Pointers into the task's own frames are fine (they move with it), and so
-//! are statics (executables are linked non-PIE, so statics and code have the
-//! same address in every process).
+//! are statics (uat runs every process with address randomisation off, so
+//! statics and code have the same address in every process).
 //!
 //! A panic in a task ends the whole job: the message is printed with the
 //! rank and every rank exits non-zero.
@@ -78,7 +78,7 @@ mod worker;
 
 pub use arena::{ARENA_BASE, FAD_BENCH_WORD};
 pub use config::{Config, ConfigError, PollerCores};
-pub use par::{join, reduce};
+pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};
 pub use stats::{Field, Stats, Unit};

@@ -34,6 +34,52 @@ where
     (ha.join(), rb)
 }
 
+/// Runs `f(i)` for every `i` in `lo..hi`, potentially in parallel, splitting
+/// the range in halves down to `grain` indices per task.
+#[inline]
+pub fn for_each<F>(lo: u64, hi: u64, grain: u64, f: F)
+where
+    F: Fn(u64) + Send + Copy + 'static,
+{
+    reduce(lo, hi, grain, (), move |i| f(i), |(), ()| ());
+}
+
+/// Runs 2 to 6 closures, potentially in parallel, and returns their results
+/// as a tuple: all but the last are spawned (child-first, in order), the
+/// last runs in the calling thread, then the spawned ones are joined. Every
+/// closure is bounded like a spawned task.
+///
+/// ```no_run
+/// # fn work(i: u64) -> u64 { i }
+/// let (a, b, c) = uni_threads::join!(move || work(1), move || work(2), move || work(3));
+/// ```
+#[macro_export]
+macro_rules! join {
+    ($a:expr, $b:expr $(,)?) => {
+        $crate::join($a, $b)
+    };
+    ($a:expr, $b:expr, $c:expr $(,)?) => {{
+        let a = $crate::spawn($a);
+        let (b, c) = $crate::join($b, $c);
+        (a.join(), b, c)
+    }};
+    ($a:expr, $b:expr, $c:expr, $d:expr $(,)?) => {{
+        let a = $crate::spawn($a);
+        let (b, c, d) = $crate::join!($b, $c, $d);
+        (a.join(), b, c, d)
+    }};
+    ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr $(,)?) => {{
+        let a = $crate::spawn($a);
+        let (b, c, d, e) = $crate::join!($b, $c, $d, $e);
+        (a.join(), b, c, d, e)
+    }};
+    ($a:expr, $b:expr, $c:expr, $d:expr, $e:expr, $f:expr $(,)?) => {{
+        let a = $crate::spawn($a);
+        let (b, c, d, e, f) = $crate::join!($b, $c, $d, $e, $f);
+        (a.join(), b, c, d, e, f)
+    }};
+}
+
 /// Maps every `i` in `lo..hi` with `map` and combines the results with
 /// `combine` (associative, with `identity`), splitting the range in halves
 /// down to `grain` indices per task: every task spawns zero or two subtasks.

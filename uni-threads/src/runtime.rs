@@ -235,6 +235,25 @@ impl Runtime {
         collective::broadcast(self.gasnet, &worker().layout, &[value])[0]
     }
 
+    /// Rank 0's `value` (which must be `Some` there), on every rank
+    /// (collective): e.g. a root task's result. `T` is plain data of at
+    /// most 48 bytes.
+    pub fn broadcast_value<T: Copy + Send + 'static>(&self, value: Option<T>) -> T {
+        const { assert!(std::mem::size_of::<T>() <= MAX_RESULT_SIZE, "at most 48 bytes") };
+        collective_outside_tasks("Runtime::broadcast_value");
+        let mut words = [0u64; MAX_RESULT_SIZE / 8];
+        if let Some(v) = value {
+            // SAFETY: T fits the buffer (checked above); a byte copy of a
+            // Copy value.
+            unsafe { std::ptr::write_unaligned(words.as_mut_ptr().cast::<T>(), v) };
+        } else if self.gasnet.rank() == 0 {
+            crate::fatal::fatal(format_args!("Runtime::broadcast_value: rank 0 has no value"));
+        }
+        let got = collective::broadcast(self.gasnet, &worker().layout, &words);
+        // SAFETY: rank 0 wrote a T's bytes into these words.
+        unsafe { std::ptr::read_unaligned(got.as_ptr().cast::<T>()) }
+    }
+
     /// Sums `value` over all ranks (collective); the sum on rank 0, 0 elsewhere.
     pub fn sum_over_ranks(&self, value: u64) -> u64 {
         collective_outside_tasks("Runtime::sum_over_ranks");
@@ -413,8 +432,9 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
         let i = (0..mine.len()).find(|&i| theirs[i] != mine[i]).unwrap_or(0);
         return Err(StartError::Other(format!(
             "rank {} differs from rank 0 in {}: {:#x} here, {:#x} on rank 0. All ranks must run the same executable, \
-             built non-PIE (the root package's build.rs passes -no-pie; a binary built elsewhere must be linked with -no-pie \
-             or -C relocation-model=static), from the same file on every node",
+             from the same file on every node, at the same addresses: uat re-executes each process once with address \
+             randomisation off (uat::addresses; check that UAT_FIX_ADDRESSES is not 0 and that personality(2) is allowed), \
+             or link the program non-PIE (-C link-arg=-no-pie)",
             gasnet.rank(),
             what[i],
             mine[i],

@@ -5,7 +5,8 @@
 //! thread's frames may move to another process at any spawn, join or poll
 //! point. So:
 //!
-//! - the worker lives in a static (same address in every process: non-PIE),
+//! - the worker lives in a static (same address in every process: see
+//!   `uat::addresses`),
 //!   never in a thread-local;
 //! - code that may migrate calls [`worker()`] again after every migration
 //!   point instead of keeping the reference: `&Worker` lets the compiler

@@ -26,7 +26,7 @@ use uat::gasnet::Gasnet;
 /// latencies, and prints one JSON line: {"ok", "conduit", "ranks", "pshm",
 /// "segment_bytes", "latency_us": {"get", "put", "am_roundtrip", "fadd"}}.
 ///
-/// Launch with scripts/run.sh, e.g. `scripts/run.sh --conduit udp -n 4 --
+/// Launch with `cargo uat run` (or scripts/run.sh), e.g. `scripts/run.sh --conduit udp -n 4 --
 /// gasnet-check`. Exit code 0 when every check on every rank passed.
 #[derive(Parser, Debug)]
 #[command(name = "gasnet-check", version)]
@@ -254,7 +254,7 @@ fn main() {
 fn measure_latency(g: Gasnet, ad: &AtomicDomain, iters: u32) -> serde_json::Value {
     let peer = if g.size() > 1 { 1 } else { 0 };
     let word = g.segment(peer).base + LATENCY_WORD;
-    let time = |f: &mut dyn FnMut()| uat::bench::mean_us(iters, f);
+    let time = |f: &mut dyn FnMut()| uat_bench::mean_us(iters, f);
     let get = time(&mut || {
         std::hint::black_box(g.get_u64(peer, word + 8));
     });

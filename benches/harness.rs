@@ -1,4 +1,5 @@
-//! The benchmarks' shared harness: common flags, the runtime, timing,
+//! The benchmarks' shared harness (this package, `uat-bench`, keeps the
+//! benchmark-only dependencies — rayon, sha1, serde_json — out of `uat`): common flags, the runtime, timing,
 //! verification and the one JSON line (DESIGN.md "Names and contracts").
 //!
 //! Every benchmark verifies its answer on every run: `verified` is true when
@@ -9,8 +10,8 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use crate::gasnet::Gasnet;
-use crate::{Config, Runtime, Stats};
+use uat::gasnet::Gasnet;
+use uat::{Config, Runtime, Stats};
 
 /// `on` | `off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -78,8 +79,8 @@ impl Harness {
             (self.gasnet.rank() == 0).then(seq)
         } else if self.common.force_steal {
             self.runtime.run(move || {
-                let waiter = crate::spawn(|| {
-                    crate::wait_until_parent_stolen();
+                let waiter = uat::spawn(|| {
+                    uat::wait_until_parent_stolen();
                     0u8
                 });
                 let value = par();
@@ -111,8 +112,8 @@ impl Harness {
             wrong = verified == Some(false);
             let mut line = Map::new();
             line.insert("bench".into(), json!(bench));
-            line.insert("conduit".into(), json!(crate::CONDUIT.name()));
-            line.insert("fad".into(), json!(crate::MODE.name()));
+            line.insert("conduit".into(), json!(uat::CONDUIT.name()));
+            line.insert("fad".into(), json!(uat::MODE.name()));
             line.insert("fad_path".into(), json!(self.runtime.fad_path()));
             line.insert("oversubscribed".into(), json!(self.runtime.oversubscribed()));
             line.insert("ranks".into(), json!(g.size()));
@@ -161,7 +162,7 @@ pub fn mean_us(iters: u32, mut f: impl FnMut()) -> f64 {
 pub fn stats_json(s: &Stats) -> Value {
     let fields = Stats::FIELDS.iter().zip(s.values()).map(|(field, value)| {
         let v = match field.unit {
-            crate::Unit::Cycles => json!(secs(value)),
+            uat::Unit::Cycles => json!(secs(value)),
             _ => json!(value),
         };
         (field.json_name().into_owned(), v)
@@ -170,7 +171,7 @@ pub fn stats_json(s: &Stats) -> Value {
 }
 
 fn secs(cycles: u64) -> f64 {
-    round(cycles as f64 / crate::tsc_hz(), 9)
+    round(cycles as f64 / uat::tsc_hz(), 9)
 }
 
 fn round(x: f64, digits: i32) -> f64 {

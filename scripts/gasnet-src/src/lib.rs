@@ -1,1 +1,0 @@
-// Never built: see Cargo.toml.
