@@ -30,9 +30,10 @@ pub struct Common {
     /// Check a victim's deque with one GET before locking it.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub empty_check: OnOff,
-    /// For tests: make a steal certain, not likely. On 2 or more ranks the
-    /// root first spawns a child that waits until another rank has stolen
-    /// the root's continuation (one extra spawn).
+    /// For tests: make a steal certain, not likely (UAT_FORCE_STEAL=1 does
+    /// the same). On 2 or more ranks the root first spawns a child that
+    /// waits until another rank has stolen the root's continuation (one
+    /// extra spawn).
     #[arg(long)]
     pub force_steal: bool,
 }
@@ -54,7 +55,10 @@ impl Harness {
     /// Starts the runtime with the `UAT_*` settings and the common flags.
     pub fn start(gasnet: Gasnet, common: Common) -> Harness {
         let config = Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
-        let config = config.empty_check(common.empty_check == OnOff::On);
+        let force_steal = config.force_steal || common.force_steal;
+        let config = config
+            .empty_check(common.empty_check == OnOff::On)
+            .force_steal(force_steal);
         // SAFETY: the benchmarks' tasks keep only plain values (tree nodes,
         // board masks, depths) across spawn and join; nothing they hold
         // points into process-local memory.
@@ -77,16 +81,6 @@ impl Harness {
         let start = Instant::now();
         let value = if self.common.seq {
             (self.gasnet.rank() == 0).then(seq)
-        } else if self.common.force_steal {
-            self.runtime.run(move || {
-                let waiter = uat::spawn(|| {
-                    uat::wait_until_parent_stolen();
-                    0u8
-                });
-                let value = par();
-                waiter.join();
-                value
-            })
         } else {
             self.runtime.run(par)
         };

@@ -19,7 +19,7 @@ cd "$root"
 
 uat=$("$root/scripts/launcher.sh")
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce udp-native mpi-native ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do
@@ -41,6 +41,22 @@ for variant in "${variants[@]}"; do
       passed=$((passed + 1))
     else
       echo "reproduce: FAILED" >&2
+      failed=$((failed + 1))
+    fi
+    continue
+  fi
+  if [ "$variant" = external ]; then
+    # A program outside this repository, as a new user makes it: `cargo
+    # new`, one dependency line, the README's program (between its
+    # "program" markers), launched with `cargo uat run`; exact answers and a
+    # certain steal (UAT_FORCE_STEAL) on smp (2, 4 ranks), udp over real UDP
+    # and mpi (2 ranks). GASNet comes from the machine's cache; the crate's
+    # own target dir costs one build per conduit.
+    echo "=== external: cargo new, the README's program, cargo uat run" >&2
+    if "$root/scripts/external-crate.sh" "$uat"; then
+      passed=$((passed + 1))
+    else
+      echo "external: FAILED" >&2
       failed=$((failed + 1))
     fi
     continue

@@ -6,14 +6,16 @@
 //! arguments ([`Args`]), read the [`Config`](crate::Config) from the `UAT_*`
 //! environment, start the runtime, run the root task (rank 0 runs it, the
 //! others steal), hand its result to every rank, and end the job with the
-//! right exit code, the polling thread stopped. Errors at any step end the
+//! right exit code, the polling thread stopped. With `UAT_VERBOSE=1` it
+//! prints the configuration at start and the run's counters at the end
+//! (`[rank 0] uat: run stats {...}` on stderr). Errors at any step end the
 //! job with a message: exit code 2 for bad arguments, 1 otherwise.
 //!
 //! For programs that need several runs or their own set-up, the lower-level
 //! [`Runtime`](crate::Runtime) stays available.
 
 use std::any::Any;
-use std::fmt::Display;
+use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::sync::OnceLock;
 
@@ -107,8 +109,9 @@ impl<P: clap::Parser + Send + Sync + 'static> Args for Cli<P> {
 }
 
 /// Runs `root` as a uni-address threads program on every rank and prints
-/// its result on rank 0 (one line on stdout), then ends the job with exit
-/// code 0. See the module docs for everything it sets up.
+/// its result on rank 0 (one line on stdout, `{:?}`: a number as it is, a
+/// tuple or a `#[derive(Debug)]` struct as Rust shows it), then ends the job
+/// with exit code 0. See the module docs for everything it sets up.
 ///
 /// ```no_run
 /// fn fib(n: u64) -> u64 {
@@ -133,13 +136,13 @@ pub unsafe fn launch<A, F, T>(root: F) -> !
 where
     A: Args,
     F: FnOnce(A) -> T + Send + Copy + 'static,
-    T: Display + Send + Copy + 'static,
+    T: Debug + Send + Copy + 'static,
 {
     // SAFETY: the caller's contract, passed on.
     unsafe {
         launch_then(root, |result: T| {
             if crate::gasnet::Gasnet::current().is_some_and(|g| g.rank() == 0) {
-                println!("{result}");
+                println!("{result:?}");
             }
             0
         })
@@ -177,6 +180,16 @@ where
     let runtime = unsafe { Runtime::start(gasnet, config) }.unwrap_or_else(|e| gasnet.fail(e));
     let result = runtime.run(move || root(args));
     let result = runtime.broadcast_value(result);
+    let stats = runtime.stats();
+    if runtime.config().verbose && gasnet.rank() == 0 {
+        let fields: Vec<String> = crate::Stats::FIELDS
+            .iter()
+            .zip(stats.values())
+            .filter(|(f, _)| f.unit != crate::Unit::Cycles)
+            .map(|(f, v)| format!("\"{}\":{v}", f.name))
+            .collect();
+        crate::gasnet::report(format_args!("uat: run stats {{{}}}", fields.join(",")));
+    }
     let code = then(result);
     gasnet.barrier();
     runtime.exit(code)

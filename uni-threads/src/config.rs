@@ -14,6 +14,7 @@
 //! | poller (rdma-emulated): wait mode | `UAT_POLLER=spin\|yield` | spin if ≥ 2 cores per rank |
 //! | poller: pin to cores | `UAT_POLLER_CORE=B` or `=c0,c1,...` | not pinned |
 //! | migration checker (off, or on) | `UAT_CHECK_MIGRATION=0\|1` | off |
+//! | tests: make a steal certain in every run | `UAT_FORCE_STEAL=1` | off |
 //!
 //! `UAT_POLLER_CORE=B` pins the poller of the i-th rank on a host (in rank
 //! order) to core `B + i`; a list pins it to the list's i-th core. A core the
@@ -47,6 +48,10 @@ pub struct Config {
     pub poller_core: Option<PollerCores>,
     /// Report pointers into another rank's heap (`UAT_CHECK_MIGRATION`).
     pub check_migration: bool,
+    /// Tests: on 2 or more ranks, every run's root first spawns a child that
+    /// waits until another rank has stolen the root's continuation, so that
+    /// a steal is certain, not likely (`UAT_FORCE_STEAL`; one extra spawn).
+    pub force_steal: bool,
 }
 
 impl Default for Config {
@@ -63,6 +68,7 @@ impl Default for Config {
             poller_yield: None,
             poller_core: None,
             check_migration: false,
+            force_steal: false,
         }
     }
 }
@@ -237,6 +243,10 @@ impl Config {
     }
     pub fn check_migration(mut self, on: bool) -> Config {
         self.check_migration = on;
+        self
+    }
+    pub fn force_steal(mut self, on: bool) -> Config {
+        self.force_steal = on;
         self
     }
 }

@@ -192,9 +192,20 @@ impl Runtime {
         };
         self.gasnet.barrier();
         let root_cell = cell.map_or(0, |c| c.addr);
-        // SAFETY: enter_run never returns; this native-stack frame is resumed
-        // through main_ctx once the job is over, untouched meanwhile.
-        unsafe { save_context_and_call(enter_run::<F, T>, &root as *const F as usize, root_cell) };
+        if w.config.force_steal && w.ranks > 1 {
+            let forced = move || {
+                let waiter = crate::spawn(|| {
+                    crate::wait_until_parent_stolen();
+                    0u8
+                });
+                let value = root();
+                waiter.join();
+                value
+            };
+            enter(forced, root_cell);
+        } else {
+            enter(root, root_cell);
+        }
         // Every spawned task must have been joined: a leaked handle leaves a
         // task that no one waits for (it may even still be running, on a
         // rank that reaches this gather only when it is done).
@@ -309,6 +320,19 @@ impl Runtime {
     pub fn config(&self) -> &Config {
         &worker().config
     }
+}
+
+/// Runs `root` as the root task (rank 0) and the scheduler (every rank)
+/// until the run is over.
+fn enter<F, T>(root: F, root_cell: usize)
+where
+    F: FnOnce() -> T + Copy + 'static,
+    T: Copy + 'static,
+{
+    // SAFETY: enter_run never returns; this native-stack frame is resumed
+    // through main_ctx once the job is over, untouched meanwhile; `root`
+    // stays in it until then.
+    unsafe { save_context_and_call(enter_run::<F, T>, &root as *const F as usize, root_cell) };
 }
 
 /// Collective methods of [`Runtime`] run on the thread that started it and
