@@ -199,8 +199,9 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     let ((get, put), (pget, pput)) = (plain.unwrap(), polled.unwrap());
     let mut m = header(rt, "micro latency");
     // The second half ran a polling thread beside every rank.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    m.insert("oversubscribed".into(), json!(2 * g.host_ranks().len() > cores));
+    let per_rank = uat::rules::spinning_threads_per_rank(true);
+    let over = uat::rules::oversubscribed(g.host_ranks().len(), per_rank, uat::rules::cores());
+    m.insert("oversubscribed".into(), json!(over));
     m.insert(
         "params".into(),
         json!({"iters": iters, "peer": peer, "poller": mode.name()}),

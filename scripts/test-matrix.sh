@@ -53,8 +53,9 @@ under_load_part() {
   local pass=0 fail=0 start=$SECONDS hog v c m
   for v in "${load_variants[@]}"; do
     c=${v%%-*} m=${v#*-}
-    cargo test --quiet --release --workspace --no-run --features "$("$uat" uat features --conduit "$c" --fad "$m")" \
-      --target-dir "target/$v" --bins --examples --tests 2>/dev/null || { echo "FAILED: building $v's tests" >&2; return 1; }
+    { "$uat" uat build --release --conduit "$c" --fad "$m" >/dev/null \
+      && cargo test --quiet --release --workspace --no-run --features "$("$uat" uat features --conduit "$c" --fad "$m")" \
+           --target-dir "target/$v" 2>/dev/null; } || { echo "FAILED: building $v's tests" >&2; return 1; }
     local vpass=0 vfail=0 vstart=$SECONDS
     for ((i = 0; i < under_load; i++)); do
       ( while :; do :; done ) & hog=$!

@@ -78,7 +78,11 @@ for variant in "${variants[@]}"; do
     fi
     continue
   fi
-  if cargo test --release --workspace --features "$features" --target-dir "target/$variant"; then
+  # The tests launch the workspace's executables (benchmarks in uat-bench,
+  # examples, the launcher): `cargo test` builds other packages' binaries
+  # only as test harnesses, so the variant is built first.
+  if "$uat" uat build --release --conduit "$conduit" --fad "$fad" \
+     && cargo test --release --workspace --features "$features" --target-dir "target/$variant"; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))

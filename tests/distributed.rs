@@ -190,3 +190,32 @@ fn a_killed_rank_ends_the_job_quickly() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn without_the_address_fixing_reexecution_the_start_up_check_fails() {
+    // smp forks its ranks from one process: their layouts agree anyway. The
+    // other conduits start each rank from scratch: a PIE executable with
+    // address randomisation lands elsewhere in every process, and the
+    // start-up check must say so (the re-execution is what makes them agree).
+    if uat::CONDUIT.name() == "smp" {
+        return;
+    }
+    let launcher: &[&str] = if uat::CONDUIT.name() == "udp" {
+        &["--real-udp", "-n", "2"]
+    } else {
+        &["-n", "2"]
+    };
+    let out = common::run_job_with_env(
+        launcher,
+        &common::example("fib"),
+        &["20"],
+        &[("UAT_FIX_ADDRESSES", "0")],
+    );
+    assert!(out.code.is_some_and(|c| c != 0), "{}", out.describe());
+    assert!(out.stderr.contains("differs from rank 0 in"), "{}", out.describe());
+    assert!(out.stderr.contains("UAT_FIX_ADDRESSES"), "{}", out.describe());
+    // And with it (the default), the same program runs.
+    let out = run_job(launcher, &common::example("fib"), &["20"]);
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert_eq!(out.stdout.trim(), "6765", "{}", out.describe());
+}

@@ -207,10 +207,10 @@ fn pin_to(core: usize) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The default mode for `ranks_on_host` ranks on this host.
+/// The default mode for `ranks_on_host` ranks on this host: spin when the
+/// host has a core for every worker and poller (`uat-rules`).
 pub fn default_mode(ranks_on_host: usize) -> PollerMode {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cores >= 2 * ranks_on_host {
+    if uat_rules::polling_thread_may_spin(ranks_on_host, uat_rules::cores()) {
         PollerMode::Spin
     } else {
         PollerMode::Yield

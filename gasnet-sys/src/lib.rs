@@ -24,7 +24,7 @@
 //! - [`Gasnet::barrier`] and the non-blocking [`Event`].
 //!
 //! # Build
-//! Exactly one conduit feature: `smp` (default), `udp`, `mpi`, `ibv`.
+//! Exactly one conduit feature: `smp`, `udp`, `mpi`, `ibv` (no default).
 //! `GASNET_PREFIX` selects an installed GASNet-EX; otherwise GASNet-EX
 //! 2021.3.0 is built once per conduit from the `gex-sys` 0.1.0 package's
 //! source tree, put in cargo's cache by `cargo uat setup`, and cached once per

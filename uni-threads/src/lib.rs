@@ -56,6 +56,8 @@
 
 pub use am_fad::poller as fad_poller;
 pub use am_fad::{Mode, MODE};
+/// Facts shared with the launcher (when a host is oversubscribed).
+pub use uat_rules as rules;
 
 mod arena;
 mod collective;

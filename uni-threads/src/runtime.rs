@@ -297,9 +297,8 @@ impl Runtime {
     /// `rdma-emulated` mode) than it has cores: timings are then not
     /// representative, and reports label them.
     pub fn oversubscribed(&self) -> bool {
-        let per_rank = if worker().poller.borrow().is_some() { 2 } else { 1 };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.gasnet.host_ranks().len() * per_rank > cores
+        let per_rank = uat_rules::spinning_threads_per_rank(worker().poller.borrow().is_some());
+        uat_rules::oversubscribed(self.gasnet.host_ranks().len(), per_rank, uat_rules::cores())
     }
 
     /// Stops the communication-assisting thread (if any) and ends the job
