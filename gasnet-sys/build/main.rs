@@ -187,15 +187,45 @@ fn emit_link(mak: &Mak, prefix: &Path) {
             }
         } else if word == "-pthread" {
             println!("cargo:rustc-link-lib=pthread");
+        } else if let Some(dirs) = rpath_dirs(&word) {
+            // A run-time search path (MPI outside the loader's default
+            // path): a library's build script cannot give a dependent's
+            // executable an rpath, so the directory becomes a link-time
+            // search path (which does reach it), and the loader must find it
+            // at run time as for any MPI program (LD_LIBRARY_PATH, modules).
+            for dir in dirs {
+                println!("cargo:rustc-link-search=native={dir}");
+                println!(
+                    "cargo:warning=GASNet links against libraries in {dir}: make sure the loader finds them at run time (LD_LIBRARY_PATH)"
+                );
+            }
         } else if word.starts_with("-Wl,") || word.ends_with(".a") || word.ends_with(".so") {
             link_args.push(word);
         }
         // Everything else in these variables is compiler flags (-O3, --param
         // NAME=VALUE, -W...), irrelevant to linking.
     }
-    // Linker arguments from a library's build script do not reach the final
-    // binary: hand them to the root package's build script.
+    // Other linker arguments cannot reach a dependent's executable from a
+    // library's build script: name them, so that a program that needs them
+    // can pass them itself (RUSTFLAGS="-C link-arg=...").
+    if !link_args.is_empty() {
+        println!(
+            "cargo:warning=GASNet's link line also has {}: pass them to your program's link if it fails (RUSTFLAGS=\"-C link-arg=...\")",
+            link_args.join(" ")
+        );
+    }
     println!("cargo:link_args={}", link_args.join(" "));
+}
+
+/// The directories of `-Wl,-rpath,DIR` or `-Wl,-rpath=DIR` (several may be
+/// joined with ':').
+fn rpath_dirs(word: &str) -> Option<Vec<String>> {
+    let rest = word.strip_prefix("-Wl,")?;
+    let dirs = rest
+        .strip_prefix("-rpath,")
+        .or_else(|| rest.strip_prefix("-rpath="))
+        .or_else(|| rest.strip_prefix("-R,"))?;
+    Some(dirs.split([':', ',']).filter(|d| !d.is_empty()).map(String::from).collect())
 }
 
 fn mpi_link_words(ld: &str) -> Vec<String> {
