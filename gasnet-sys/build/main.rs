@@ -225,7 +225,12 @@ fn rpath_dirs(word: &str) -> Option<Vec<String>> {
         .strip_prefix("-rpath,")
         .or_else(|| rest.strip_prefix("-rpath="))
         .or_else(|| rest.strip_prefix("-R,"))?;
-    Some(dirs.split([':', ',']).filter(|d| !d.is_empty()).map(String::from).collect())
+    Some(
+        dirs.split([':', ','])
+            .filter(|d| !d.is_empty())
+            .map(String::from)
+            .collect(),
+    )
 }
 
 fn mpi_link_words(ld: &str) -> Vec<String> {
