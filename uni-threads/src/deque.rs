@@ -139,16 +139,26 @@ impl Deque {
         (h < t).then(|| unsafe { self.slot(t - 1).read() })
     }
 
-    /// The index of the newest entry, if any (owner's view).
-    pub fn newest_index(&self) -> Option<u64> {
-        let t = self.tail().load(Ordering::Relaxed);
-        (t > self.head().load(Ordering::Acquire)).then(|| t - 1)
+    /// The index the newest push went to, if any (owner's view; the entry
+    /// may have been stolen since).
+    pub fn newest_pushed(&self) -> Option<u64> {
+        self.tail().load(Ordering::Relaxed).checked_sub(1)
     }
 
-    /// Whether entry `i` (once pushed by the owner, who has not popped it
-    /// since) is still here, i.e. not stolen.
-    pub fn holds(&self, i: u64) -> bool {
-        self.head().load(Ordering::Acquire) <= i
+    /// Whether entry `i` (pushed by the owner, who has not popped it since)
+    /// has been stolen, for certain. A thief's claim (head moved past `i`)
+    /// is not enough: under THE a thief that races the owner's pop rolls its
+    /// claim back, but only while it holds the lock. So a claim seen is
+    /// confirmed under the lock: the owner takes it (waiting for a thief that
+    /// holds it) and reads head again.
+    pub fn stolen(&self, i: u64, lock: &DequeLock) -> bool {
+        if self.head().load(Ordering::Acquire) <= i {
+            return false;
+        }
+        lock.lock_own(self.lock_segment_word, self.lock_word as *const u64);
+        let taken = self.head().load(Ordering::SeqCst) > i;
+        lock.unlock_own(self.lock_segment_word, self.lock_word as *const u64);
+        taken
     }
 
     /// Whether no continuation of this rank is in place (owner's view).

@@ -106,12 +106,14 @@ pub fn wait_until_parent_stolen() {
     if w.ranks < 2 {
         return;
     }
-    let Some(parent) = w.deque.newest_index() else {
+    // The parent's continuation is the newest entry pushed (by the spawn
+    // that started the caller).
+    let Some(parent) = w.deque.newest_pushed() else {
         return;
     };
     loop {
         let w = worker::worker_in_task();
-        if !w.deque.holds(parent) {
+        if w.deque.stolen(parent, &w.lock) {
             return;
         }
         w.gasnet.poll();
