@@ -91,14 +91,6 @@ pub fn send_malformed_request(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
     }
 }
 
-/// Messages refused by this rank's fetch-and-add handlers so far.
-pub fn refused_messages() -> u64 {
-    #[cfg(not(feature = "fad-native"))]
-    return service::refused();
-    #[cfg(feature = "fad-native")]
-    0
-}
-
 /// How often (in spawns) the worker polls for Active Messages at spawn, by
 /// default: every spawn in `am` mode (the paper's AM-based design); never in
 /// `rdma-emulated` mode (the communication-assisting thread polls); in

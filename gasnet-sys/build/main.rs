@@ -11,9 +11,11 @@
 //! - otherwise the vendored build (see vendored.rs), with `GASNET_SRC` and
 //!   `GASNET_CACHE_DIR` to override where the source and the build live.
 //!
-//! Outputs for dependents (`links = "gasnet"`): `DEP_GASNET_PREFIX`,
-//! `DEP_GASNET_CONDUIT` and `DEP_GASNET_LINK_ARGS` (linker arguments that only
-//! a final binary can apply, such as MPI's rpaths).
+//! Outputs for dependents (`links = "gasnet"`): `DEP_GASNET_PREFIX` and
+//! `DEP_GASNET_CONDUIT`. GASNet's libraries and search paths reach every
+//! executable that links gasnet-sys (rustc-link-lib/-search propagate);
+//! linker arguments that only a final binary could apply are named in a build
+//! warning instead (see `emit_link`).
 
 mod mak;
 mod vendored;
@@ -214,7 +216,6 @@ fn emit_link(mak: &Mak, prefix: &Path) {
             link_args.join(" ")
         );
     }
-    println!("cargo:link_args={}", link_args.join(" "));
 }
 
 /// The directories of `-Wl,-rpath,DIR` or `-Wl,-rpath=DIR` (several may be
