@@ -27,9 +27,14 @@ pub struct Common {
     /// calls) on rank 0, without the scheduler.
     #[arg(long)]
     pub seq: bool,
-    /// Check a victim's deque with one GET before locking it.
+    /// Check a victim's deque with one read before claiming from it.
     #[arg(long, value_enum, default_value_t = OnOff::On)]
     pub empty_check: OnOff,
+    /// How thieves and owners share a deque: split (private/shared parts,
+    /// claims by one fetch-and-add) or paper (IPSJ 2016's THE protocol with
+    /// a remote lock). Default: UAT_STEAL_PROTOCOL, else split.
+    #[arg(long, value_parser = ["split", "paper"])]
+    pub steal_protocol: Option<String>,
     /// For tests: make a steal certain, not likely (UAT_FORCE_STEAL=1 does
     /// the same). On 2 or more ranks the root first spawns a child that
     /// waits until another rank has stolen the root's continuation (one
@@ -56,9 +61,12 @@ impl Harness {
     pub fn start(gasnet: Gasnet, common: Common) -> Harness {
         let config = Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
         let force_steal = config.force_steal || common.force_steal;
-        let config = config
+        let mut config = config
             .empty_check(common.empty_check == OnOff::On)
             .force_steal(force_steal);
+        if let Some(p) = &common.steal_protocol {
+            config = config.steal_protocol(uat::StealProtocol::parse(p).expect("clap checked the name"));
+        }
         // SAFETY: the benchmarks' tasks keep only plain values (tree nodes,
         // board masks, depths) across spawn and join; nothing they hold
         // points into process-local memory.
@@ -113,6 +121,8 @@ impl Harness {
             line.insert("ranks".into(), json!(g.size()));
             line.insert("seq".into(), json!(self.common.seq));
             line.insert("empty_check".into(), json!(self.common.empty_check == OnOff::On));
+            line.insert("steal_protocol".into(), json!(self.runtime.steal_protocol().name()));
+            line.insert("poll_interval".into(), json!(self.runtime.poll_interval()));
             line.insert("params".into(), params);
             line.insert("result".into(), json!(value));
             line.insert("expected".into(), json!(expected));

@@ -10,7 +10,11 @@
 //!   computes: who pays in each mode (latency for the hammerers, slowdown of
 //!   the victim); the final count is checked exactly;
 //! - `micro steal`: the time of each steal phase (Fig. 13), averaged over the
-//!   steals of a BTC run on two or more ranks.
+//!   steals of a BTC run on two or more ranks, and the remote round trips of
+//!   each (counted by the gasnet-sys wrappers);
+//! - `micro attention`: rank 0 only spawns (no poll points) while another
+//!   rank fetch-and-adds on it: every request must be answered, and in `am`
+//!   mode a spawn polls only when a request raised its attention word.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -65,6 +69,13 @@ enum What {
         min_steals: u64,
         #[arg(long, default_value_t = 1000)]
         max_reps: u32,
+    },
+    /// Rank 0 spawns empty tasks (no poll points) while the rank that stole
+    /// the root's continuation fetch-and-adds on it --fads times (2 or more
+    /// ranks).
+    Attention {
+        #[arg(long, default_value_t = 2000)]
+        fads: u64,
     },
 }
 
@@ -133,6 +144,7 @@ fn main() {
             min_steals,
             max_reps,
         } => steal_main(&rt, depth, min_steals, max_reps, o.table),
+        What::Attention { fads } => attention_main(&rt, fads, o.table),
     };
     gasnet.barrier();
     rt.exit(if ok { 0 } else { 1 });
@@ -146,6 +158,8 @@ fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
     m.insert("ranks".into(), json!(rt.gasnet().size()));
     m.insert("fad_path".into(), json!(rt.fad_path()));
     m.insert("oversubscribed".into(), json!(rt.oversubscribed()));
+    m.insert("steal_protocol".into(), json!(rt.steal_protocol().name()));
+    m.insert("poll_interval".into(), json!(rt.poll_interval()));
     m
 }
 
@@ -346,10 +360,10 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
     let ns = |c: u64| r3(c as f64 / uat::tsc_hz() * 1e9 / steals);
     let phases = [
         ("empty_check", total.steal_empty_check_cycles),
-        ("lock", total.steal_lock_cycles),
         ("claim", total.steal_claim_cycles),
+        ("entry", total.steal_entry_cycles),
         ("transfer", total.steal_transfer_cycles),
-        ("unlock", total.steal_unlock_cycles),
+        ("release", total.steal_release_cycles),
     ];
     let per_steal: serde_json::Map<String, Value> =
         phases.iter().map(|(k, c)| (k.to_string(), json!(ns(*c)))).collect();
@@ -367,13 +381,95 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
         json!((total.frame_bytes_stolen as f64 / steals).round()),
     );
     m.insert("phase_ns".into(), Value::Object(per_steal));
+    // Counted by the gasnet-sys wrappers during each successful steal.
+    let round_trips = total.steal_round_trips as f64 / steals;
+    m.insert("round_trips_per_steal".into(), json!(r3(round_trips)));
     m.insert("steal_ns".into(), json!(r3(sum)));
     m.insert("suspend_ns".into(), json!(per(total.suspend_cycles, total.suspensions)));
     m.insert("resume_ns".into(), json!(per(total.resume_cycles, total.resumes)));
     let verified = verified && total.steals_succeeded > 0;
     m.insert("verified".into(), json!(verified));
     if table {
-        eprintln!("{} steals, {:.0} B of frames each; per steal (ns): {}; total {sum:.0} ns; suspend {:.0} ns, resume {:.0} ns", total.steals_succeeded, total.frame_bytes_stolen as f64 / steals, phases.iter().map(|(k, c)| format!("{k} {:.0}", ns(*c))).collect::<Vec<_>>().join(", "), per(total.suspend_cycles, total.suspensions), per(total.resume_cycles, total.resumes));
+        eprintln!("{} steals ({} protocol), {round_trips:.2} remote round trips and {:.0} B of frames each; per steal (ns): {}; total {sum:.0} ns; suspend {:.0} ns, resume {:.0} ns", total.steals_succeeded, rt.steal_protocol().name(), total.frame_bytes_stolen as f64 / steals, phases.iter().map(|(k, c)| format!("{k} {:.0}", ns(*c))).collect::<Vec<_>>().join(", "), per(total.suspend_cycles, total.suspensions), per(total.resume_cycles, total.resumes));
+    }
+    println!("{}", Value::Object(m));
+    verified
+}
+
+/// What rank 0 saw while it spawned and another rank fetch-and-added on it.
+#[derive(Clone, Copy, Default)]
+struct Spinner {
+    spawns: u64,
+    /// Spawns that began with the attention word raised (they polled).
+    polling: u64,
+    /// Of those, spawns during which a fetch-and-add was served.
+    serving: u64,
+    /// Rank 0's counter when it stopped.
+    counter: u64,
+}
+
+/// Spawns empty tasks, with no poll point, until `fads` fetch-and-adds
+/// have reached this rank's counter.
+fn spin_spawning(fads: u64) -> Spinner {
+    // Certain: another rank runs the root's continuation, which hammers.
+    uat::wait_until_parent_stolen();
+    let mut s = Spinner::default();
+    loop {
+        let counter = uat::bench_word();
+        if counter >= fads {
+            s.counter = counter;
+            return s;
+        }
+        let raised = uat::attention_raised();
+        let served = uat::fetch_adds_served();
+        let _ = uat::spawn(move || leaf(counter)).join();
+        s.spawns += 1;
+        if raised {
+            s.polling += 1;
+            s.serving += (uat::fetch_adds_served() > served) as u64;
+        }
+    }
+}
+
+fn attention_main(rt: &uat::Runtime, fads: u64, table: bool) -> bool {
+    let g = rt.gasnet();
+    if g.size() < 2 {
+        g.fail("micro attention needs 2 or more ranks (one spawns, another fetch-and-adds on it)");
+    }
+    let out = rt.run(move || {
+        let spinner = uat::spawn(move || spin_spawning(fads));
+        // The root's continuation: on the rank that stole it.
+        let hammer = uat::current_rank();
+        let start = Instant::now();
+        let mut answered = 0u64;
+        for _ in 0..fads {
+            answered += uat::bench_fetch_add(0, 1).is_some() as u64;
+        }
+        let ns = start.elapsed().as_nanos() as u64;
+        (spinner.join(), ns, hammer, answered as u32)
+    });
+    let Some((s, ns, hammer, answered)) = out else {
+        return true;
+    };
+    let answered = answered as u64;
+    // Two ranks: nobody but the hammering rank raises rank 0's word (after
+    // the steal, which may leave it raised once), so every polling spawn
+    // answers a raise of a request.
+    let polls_bounded = uat::MODE != uat::Mode::Am || g.size() > 2 || s.polling <= fads + 1;
+    let verified = answered == fads && s.counter == fads && hammer != 0 && polls_bounded;
+    let mut m = header(rt, "micro attention");
+    m.insert("params".into(), json!({"fads": fads}));
+    m.insert("answered".into(), json!(answered));
+    m.insert("counter".into(), json!(s.counter));
+    m.insert("hammer_rank".into(), json!(hammer));
+    m.insert("victim_spawns".into(), json!(s.spawns));
+    m.insert("polling_spawns".into(), json!(s.polling));
+    m.insert("serving_spawns".into(), json!(s.serving));
+    m.insert("fad_latency_us".into(), json!(r3(ns as f64 / 1e3 / fads as f64)));
+    m.insert("victim_spawns_per_fad".into(), json!(r3(s.spawns as f64 / fads as f64)));
+    m.insert("verified".into(), json!(verified));
+    if table {
+        eprintln!("{answered}/{fads} fetch-and-adds answered by a rank that only spawns ({}): {:.3} µs each; the victim spawned {} times, {} of them polled, {} served a request", uat::MODE.name(), ns as f64 / 1e3 / fads as f64, s.spawns, s.polling, s.serving);
     }
     println!("{}", Value::Object(m));
     verified
@@ -423,7 +519,9 @@ fn spawn_main(rt: &uat::Runtime, iters: u64, reps: u32, table: bool) -> bool {
             "ranks": gasnet.size(),
             "fad_path": rt.fad_path(),
             "oversubscribed": rt.oversubscribed(),
-            "params": {"iters": iters, "reps": reps, "poll_interval": rt.config().poll_interval},
+            "params": {"iters": iters, "reps": reps},
+            "poll_interval": rt.poll_interval(),
+            "steal_protocol": rt.steal_protocol().name(),
             "plain_call": pair(best.plain),
             "spawn_join": pair(best.spawn_join),
             "uat_join": pair(best.uat_join),

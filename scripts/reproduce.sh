@@ -30,6 +30,10 @@ Experiments (IPSJ JIP 2016 numbering):
   scaling    Table 4, Figs. 14-16: strong scaling of BTC, UTS and NQueens for
              {rdma-emulated, am} x {empty check on, off} plus native; steals,
              message-handling share, stack use
+Every mode also runs with the paper's own mechanisms beside the defaults
+("paper" rows: its THE steal protocol with a remote lock and, in am mode,
+a poll at every spawn; UAT_STEAL_PROTOCOL=paper, UAT_POLL_INTERVAL=1) in
+spawn and steal, and am in scaling.
 UTS trees of the paper's family (-t 1 -r 0 -b 4 -a 3 -d D) have no published
 counts: each is counted once with --seq, cached in results/cache/, and every
 parallel run is checked against it.
@@ -244,10 +248,16 @@ run_job() {
   local args=("$@")
   [ -z "$sub" ] || args=("$sub" "${args[@]}")
   [ "$ec" = na ] || args+=(--empty-check "$ec")
-  # job_conduit / job_flags / job_program (set for one call) run it elsewhere.
-  local runner=("$root/scripts/run.sh" --no-build --conduit "${job_conduit:-$conduit}" ${job_flags:-} --timeout "$timeout_s" -n "$n")
+  # job_conduit / job_flags / job_program (set for one call) run it elsewhere;
+  # job_mech=paper runs it with the paper's mechanisms.
+  local mech=${job_mech:-new} env=()
+  if [ "$mech" = paper ]; then
+    env=(UAT_STEAL_PROTOCOL=paper)
+    [ "$mode" != am ] || env+=(UAT_POLL_INTERVAL=1)
+  fi
+  local runner=(env "${env[@]}" "$root/scripts/run.sh" --no-build --conduit "${job_conduit:-$conduit}" ${job_flags:-} --timeout "$timeout_s" -n "$n")
   [ -z "$launcher" ] || runner+=(--launcher "$launcher")
-  printf 'reproduce: [%s %4ds] %-8s %-14s %-13s ec=%-3s %3s ranks%s%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$ec" "$n" \
+  printf 'reproduce: [%s %4ds] %-8s %-14s %-13s %-5s ec=%-3s %3s ranks%s%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$mech" "$ec" "$n" \
     "$([ -z "${job_conduit:-}" ] || echo " over ${job_conduit}${job_flags:+ $job_flags}")" \
     "$([ "$over" = true ] && echo ' (oversubscribed)')" >&2
   local t0=$EPOCHREALTIME
@@ -266,8 +276,8 @@ run_job() {
   [ "$status" = ok ] || [ "$status" = counted ] || failures=$((failures + 1))
   printf '%s (%.1f s)\n' "$status" "$wall" >&2
   [ "$status" = ok ] || [ "$status" = counted ] || sed 's/^/    | /' "$out/logs/$id.err" | tail -n 4 >&2
-  printf '{"id":"%s","experiment":"%s","bench":"%s","conduit":"%s","mode":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
-    "$id" "$exp" "$bench" "${job_conduit:-$conduit}${job_flags:+ $job_flags}" "$mode" "$ec" "$n" "${args[*]}" "$over" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
+  printf '{"id":"%s","experiment":"%s","bench":"%s","conduit":"%s","mode":"%s","mechanisms":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
+    "$id" "$exp" "$bench" "${job_conduit:-$conduit}${job_flags:+ $job_flags}" "$mode" "$mech" "$ec" "$n" "${args[*]}" "$over" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
   last_line=$last last_status=$status
 }
 
@@ -317,8 +327,10 @@ bench_args() { # BENCH -> the benchmark and its arguments
 # --- Micro-benchmarks: Table 2, Fig. 11, Fig. 13, the victim under fire. ---
 for m in $(list "$modes"); do
   want spawn && run_job spawn "$m" na 1 micro-spawn
+  want spawn && job_mech=paper run_job spawn "$m" na 1 micro-spawn
   want latency && run_job latency "$m" na 2 micro-latency
   want steal && run_job steal "$m" na 2 micro-steal
+  want steal && job_mech=paper run_job steal "$m" na 2 micro-steal
   if want fad; then
     for n in $ranks; do
       [ "$n" -lt 2 ] || run_job fad "$m" na "$n" micro-fad
@@ -353,6 +365,13 @@ if want scaling; then
             run_job scaling "$m" "$ec" "$n" $(bench_args "$b")
           done
         done
+        # Fig. 16's mechanism as the paper ran it: am polling at every spawn.
+        if [ "$m" = am ]; then
+          for ((r = 0; r < reps; r++)); do
+            # shellcheck disable=SC2046
+            job_mech=paper run_job scaling "$m" on "$n" $(bench_args "$b")
+          done
+        fi
       done
     done
   done

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{rank_counts, run_job};
+use common::{rank_counts, run_job, run_job_with_env};
 
 fn micro() -> PathBuf {
     common::bin("micro")
@@ -62,7 +62,50 @@ fn steals_report_their_phases() {
     let json = out.json();
     assert_eq!(json["verified"], true, "{}", out.describe());
     assert!(json["steals"].as_u64().unwrap() > 0, "{json}");
-    for phase in ["lock", "claim", "transfer", "unlock"] {
+    for phase in ["claim", "entry", "transfer", "release"] {
         assert!(json["phase_ns"][phase].as_f64().unwrap() > 0.0, "{phase}: {json}");
+    }
+    // Counted by the gasnet-sys wrappers: empty check, claim, entry, frames.
+    let round_trips = json["round_trips_per_steal"].as_f64().unwrap();
+    assert!((3.0..=4.0).contains(&round_trips), "{round_trips}: {json}");
+    assert_eq!(json["steal_protocol"], "split", "{json}");
+}
+
+#[test]
+fn the_paper_protocol_stays_selectable() {
+    let out = run_job_with_env(
+        &["-n", "2"],
+        &micro(),
+        &["steal", "--depth", "14", "--min-steals", "5", "--max-reps", "200"],
+        &[("UAT_STEAL_PROTOCOL", "paper"), ("UAT_POLL_INTERVAL", "1")],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(json["verified"], true, "{}", out.describe());
+    assert_eq!(
+        (json["steal_protocol"].as_str(), json["poll_interval"].as_u64()),
+        (Some("paper"), Some(1))
+    );
+    // Lock, head/tail, advance head, re-read tail, entry, frames and the
+    // unlock, after the empty check: 8.
+    assert_eq!(json["round_trips_per_steal"].as_f64(), Some(8.0), "{json}");
+}
+
+#[test]
+fn a_rank_that_only_spawns_answers_fetch_and_adds() {
+    for &n in rank_counts().iter().filter(|&&n| n >= 2) {
+        let out = run_job(&["-n", &n.to_string()], &micro(), &["attention", "--fads", "3000"]);
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        let json = out.json();
+        assert_eq!(json["verified"], true, "{}", out.describe());
+        assert_eq!(json["answered"], 3000, "{json}");
+        if uat::MODE == uat::Mode::Am {
+            // Each request is answered by a spawn that polled because it
+            // asked; no spawn polls unasked (two ranks: see micro.rs).
+            assert!(json["serving_spawns"].as_u64().unwrap() > 0, "{json}");
+            if n == 2 {
+                assert!(json["polling_spawns"].as_u64().unwrap() <= 3001, "{json}");
+            }
+        }
     }
 }

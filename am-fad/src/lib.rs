@@ -12,9 +12,9 @@
 //! the AM modes the owner and the AM handler use CPU atomics on it and nothing
 //! uses the atomic domain.
 //!
-//! [`DequeLock`] is the lock interface the scheduler's deque uses; the AM
-//! modes' request service is [`service`], the communication-assisting thread
-//! [`poller`].
+//! [`DequeAtomics`] is what the scheduler's deque uses (its lock or its
+//! packed head/split word, and the attention word); the AM modes' request
+//! service is [`service`], the communication-assisting thread [`poller`].
 
 #[cfg(not(any(feature = "fad-rdma-emulated", feature = "fad-am", feature = "fad-native")))]
 compile_error!("uat: select a fetch-and-add mode: build with exactly one of the cargo features `uat/fad-native`, `uat/fad-am`, `uat/fad-rdma-emulated` (e.g. `cargo build --features uat/smp,uat/fad-native`), or run through the launcher, which chooses them: `cargo uat run --fad native` (none is selected)");
@@ -57,18 +57,26 @@ pub const MODE: Mode = Mode::Am;
 #[cfg(all(feature = "fad-native", not(any(feature = "fad-am", feature = "fad-rdma-emulated"))))]
 pub const MODE: Mode = Mode::Native;
 
-mod lock;
 pub mod poller;
 #[cfg(not(feature = "fad-native"))]
 pub mod service;
+mod words;
 
-pub use lock::DequeLock;
+pub use words::{raise_attention, DequeAtomics, ATTENTION_PERIODIC, ATTENTION_REQUEST};
 
 /// TSC cycles this process has spent in fetch-and-add request handlers
 /// (0 in `native` mode, where GASNet serves the atomics itself).
 pub fn handler_cycles() -> u64 {
     #[cfg(not(feature = "fad-native"))]
     return service::handled().1;
+    #[cfg(feature = "fad-native")]
+    0
+}
+
+/// Fetch-and-add requests this process has served (0 in `native` mode).
+pub fn requests_served() -> u64 {
+    #[cfg(not(feature = "fad-native"))]
+    return service::handled().0;
     #[cfg(feature = "fad-native")]
     0
 }
@@ -91,18 +99,23 @@ pub fn send_malformed_request(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
     }
 }
 
-/// How often (in spawns) the worker polls for Active Messages at spawn, by
-/// default: every spawn in `am` mode (the paper's AM-based design); never in
-/// `rdma-emulated` mode (the communication-assisting thread polls); in
-/// `native` mode never on smp (atomics and RMA are shared memory) and every
-/// 64 spawns elsewhere (the conduit carries atomics and RMA by AMs).
-pub const fn default_poll_interval() -> u32 {
+/// How often (in spawns) the worker polls for Active Messages at spawn
+/// anyway, by default (0: only when its attention word is raised).
+/// `all_shared_memory`: every rank of the job is in this rank's shared-memory
+/// (PSHM) neighbourhood, so requesters can raise its attention word with a
+/// plain store and RMA and atomics need no help from its CPU.
+///
+/// - `am`: 0 in shared memory (requests raise the attention word); else
+///   every spawn (the paper's AM-based design: a put to raise the word would
+///   itself need the target to poll);
+/// - `rdma-emulated`: 0 (the communication-assisting thread polls);
+/// - `native`: 0 in shared memory; else every 64 spawns (the conduit
+///   carries atomics and RMA by Active Messages).
+pub const fn default_poll_interval(all_shared_memory: bool) -> u32 {
     match MODE {
+        _ if all_shared_memory => 0,
         Mode::Am => 1,
         Mode::RdmaEmulated => 0,
-        Mode::Native => match gasnet_sys::CONDUIT {
-            gasnet_sys::Conduit::Smp => 0,
-            _ => 64,
-        },
+        Mode::Native => 64,
     }
 }

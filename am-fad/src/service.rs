@@ -29,6 +29,9 @@ const REFUSED: u32 = 1;
 static ALLOWED_LO: AtomicUsize = AtomicUsize::new(0);
 static ALLOWED_HI: AtomicUsize = AtomicUsize::new(0);
 static LOCAL_BASE: AtomicUsize = AtomicUsize::new(0);
+/// Segment offset of every rank's attention word (raised after a request in
+/// `am` mode; 0 before `allow`).
+static ATTENTION_OFFSET: AtomicUsize = AtomicUsize::new(0);
 /// TSC cycles spent in request handlers (the paper's Fig. 16 share).
 static HANDLER_CYCLES: AtomicU64 = AtomicU64::new(0);
 static HANDLED: AtomicU64 = AtomicU64::new(0);
@@ -44,9 +47,11 @@ pub fn handlers() -> [Handler; 2] {
 }
 
 /// Allows requests on the segment words `[lo, hi)` of this rank, which this
-/// process sees at `local`.
-pub fn allow(lo: usize, hi: usize, local: usize) {
+/// process sees at `local`; requests raise the target's attention word at
+/// `attention_offset` in its segment (`am` mode).
+pub fn allow(lo: usize, hi: usize, local: usize, attention_offset: usize) {
     LOCAL_BASE.store(local, Ordering::Relaxed);
+    ATTENTION_OFFSET.store(attention_offset, Ordering::Relaxed);
     ALLOWED_LO.store(lo, Ordering::Relaxed);
     ALLOWED_HI.store(hi, Ordering::Release);
 }
@@ -165,6 +170,13 @@ pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u
     let [a0, a1] = split_u64(addr as u64);
     let [v0, v1] = split_u64(value);
     gasnet.request(rank, FAD_REQUEST, &[a0, a1, v0, v1, index as Arg, seq]);
+    gasnet_sys::ops::count_round_trip_request();
+    if crate::MODE == crate::Mode::Am && rank != gasnet.rank() {
+        // The target's worker serves requests when it polls; make it look
+        // at its next spawn. (After the request: in shared memory the
+        // message is in the target's queue before this store.)
+        crate::raise_attention(gasnet, rank, ATTENTION_OFFSET.load(Ordering::Relaxed));
+    }
     while !slot.done.load(Ordering::Acquire) {
         gasnet.poll();
         std::hint::spin_loop();

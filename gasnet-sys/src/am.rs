@@ -195,6 +195,7 @@ impl Gasnet {
     pub fn request(self, rank: u32, handler: u8, args: &[Arg]) {
         check_args(handler, args.len(), KIND_REQUEST);
         debug_assert!(rank < self.size());
+        crate::ops::count(|c| c.am_requests += 1);
         // SAFETY: init succeeded; handler registered with this arity.
         let code = unsafe { raw::uat_am_request_short(rank, handler, args.len() as u32, args.as_ptr() as *const _) };
         assert_eq!(code, raw::UAT_OK as i32, "gex_AM_RequestShort to rank {rank} failed");

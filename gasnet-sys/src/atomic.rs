@@ -105,6 +105,7 @@ impl AtomicDomain {
             addr % 8 == 0 && seg.contains(addr, 8),
             "atomic on {addr:#x}: not an aligned u64 in rank {rank}'s segment"
         );
+        crate::ops::count(|c| c.atomics += 1);
         // SAFETY: a live domain; the target is an aligned word inside the
         // target's segment (checked above).
         unsafe { raw::uat_ad_op_u64(self.ad, rank, addr as *mut _, op as _, a, b, order.flags() as _) }

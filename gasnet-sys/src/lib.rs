@@ -22,6 +22,7 @@
 //!   the target's segment.
 //! - [`atomic::AtomicDomain`]: u64 remote atomics (`gex_AD`).
 //! - [`Gasnet::barrier`] and the non-blocking [`Event`].
+//! - [`ops`]: per-thread counts of the remote operations the wrappers started.
 //!
 //! # Build
 //! Exactly one conduit feature: `smp`, `udp`, `mpi`, `ibv` (no default).
@@ -60,6 +61,7 @@ mod coll;
 mod conduit;
 mod error;
 mod launch;
+pub mod ops;
 #[cfg(gasnet_configured)]
 mod rma;
 

@@ -5,6 +5,7 @@
 //! process. On udp and mpi the target's CPU carries RMA for us: it completes
 //! only while the target polls.
 
+use crate::ops::count;
 use crate::{raw, Gasnet};
 
 impl Gasnet {
@@ -32,6 +33,7 @@ impl Gasnet {
     #[track_caller]
     pub fn put(self, rank: u32, dst: usize, src: &[u8]) {
         self.check_remote(rank, dst, src.len());
+        count(|c| c.blocking_rma += 1);
         // SAFETY: remote range checked; src valid for its length.
         let code = unsafe { raw::uat_put_blocking(rank, dst as *mut _, src.as_ptr() as *const _, src.len()) };
         assert_eq!(code, 0, "gex_RMA_PutBlocking failed");
@@ -61,6 +63,7 @@ impl Gasnet {
     #[track_caller]
     pub unsafe fn get_raw(self, dst: *mut u8, rank: u32, src: usize, len: usize) {
         self.check_remote(rank, src, len);
+        count(|c| c.blocking_rma += 1);
         // SAFETY: remote range checked; dst per the caller's contract.
         let code = unsafe { raw::uat_get_blocking(dst as *mut _, rank, src as *mut _, len) };
         assert_eq!(code, 0, "gex_RMA_GetBlocking failed");
@@ -74,6 +77,7 @@ impl Gasnet {
     #[track_caller]
     pub unsafe fn get_nbi(self, dst: *mut u8, rank: u32, src: usize, len: usize) {
         self.check_remote(rank, src, len);
+        count(|c| c.nbi_rma += 1);
         // SAFETY: remote range checked; dst per the caller's contract.
         unsafe { raw::uat_get_nbi(dst as *mut _, rank, src as *mut _, len) }
     }
@@ -86,6 +90,7 @@ impl Gasnet {
     #[track_caller]
     pub unsafe fn put_nbi(self, rank: u32, dst: usize, src: *const u8, len: usize) {
         self.check_remote(rank, dst, len);
+        count(|c| c.nbi_rma += 1);
         // SAFETY: remote range checked; src per the caller's contract.
         unsafe { raw::uat_put_nbi(rank, dst as *mut _, src as *const _, len) }
     }

@@ -61,6 +61,10 @@ pub struct Run {
     pub conduit: Option<String>,
     /// `native`, `am` or `rdma-emulated`.
     pub mode: String,
+    /// `new` (this runtime's defaults) or `paper` (the paper's steal
+    /// protocol and, in `am` mode, its poll at every spawn); `new` in
+    /// records that predate the field.
+    pub mechanisms: String,
     /// `on`, `off`, or `na` (not a scheduler run).
     pub empty_check: String,
     pub ranks: u32,
@@ -90,9 +94,16 @@ impl Run {
         self.num(&["time_s"])
     }
 
-    /// "am, EC off" — the configuration a scaling line stands for.
+    /// "am, EC off" — the configuration a scaling line stands for ("am,
+    /// EC on, paper" with the paper's mechanisms).
     pub fn config(&self) -> String {
-        config_name(&self.mode, &self.empty_check)
+        with_mechanisms(config_name(&self.mode, &self.empty_check), &self.mechanisms)
+    }
+
+    /// The mode, marked "paper" when it ran with the paper's mechanisms (a
+    /// micro-benchmark's row).
+    pub fn label(&self) -> String {
+        with_mechanisms(self.mode.clone(), &self.mechanisms)
     }
 }
 
@@ -100,6 +111,14 @@ pub fn config_name(mode: &str, empty_check: &str) -> String {
     match empty_check {
         "on" | "off" if mode != "native" => format!("{mode}, EC {empty_check}"),
         _ => mode.to_string(),
+    }
+}
+
+fn with_mechanisms(name: String, mechanisms: &str) -> String {
+    if mechanisms == "paper" {
+        format!("{name}, paper")
+    } else {
+        name
     }
 }
 
@@ -189,6 +208,7 @@ impl Run {
             bench: s("bench")?,
             conduit: s("conduit").ok(),
             mode: s("mode")?,
+            mechanisms: s("mechanisms").unwrap_or_else(|_| "new".into()),
             empty_check: s("empty_check")?,
             ranks: n("ranks").ok_or("record without \"ranks\"")? as u32,
             args: s("args")?,
@@ -226,6 +246,7 @@ mod tests {
             bench: "btc".into(),
             conduit: None,
             mode: "am".into(),
+            mechanisms: "new".into(),
             empty_check: "off".into(),
             ranks: 2,
             args: String::new(),
@@ -257,5 +278,11 @@ mod tests {
         assert_eq!(config_name("am", "off"), "am, EC off");
         assert_eq!(config_name("native", "on"), "native");
         assert_eq!(config_name("rdma-emulated", "na"), "rdma-emulated");
+        let mut r = run(Status::Ok, None);
+        r.mechanisms = "paper".into();
+        assert_eq!(
+            (r.config(), r.label()),
+            ("am, EC off, paper".into(), "am, paper".into())
+        );
     }
 }

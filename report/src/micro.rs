@@ -64,7 +64,7 @@ pub fn spawn(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     for r in &runs {
         let n = |k: &str, u: &str| r.num(&[k, u]);
         md.push(vec![
-            r.mode.clone(),
+            r.label(),
             fmt(n("spawn_join", "ns"), 1),
             fmt(n("spawn_join", "cycles"), 0),
             fmt(n("plain_call", "cycles"), 1),
@@ -75,7 +75,7 @@ pub fn spawn(res: &Results, ctx: &mut Ctx) -> Option<Section> {
             status_note(r),
         ]);
         csv.push(vec![
-            r.mode.clone(),
+            r.label(),
             r.status.name().into(),
             r.oversubscribed.to_string(),
             raw(r.num(&["tsc_ghz"])),
@@ -88,7 +88,7 @@ pub fn spawn(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         ]);
     }
     ctx.csv("spawn", &csv);
-    let modes: Vec<String> = runs.iter().map(|r| r.mode.clone()).collect();
+    let modes: Vec<String> = runs.iter().map(|r| r.label()).collect();
     let col = |k: &str| runs.iter().map(|r| r.num(&[k, "cycles"])).collect::<Vec<_>>();
     let img = ctx.plot("spawn", "spawn+join cost per mode", |path| {
         let bars = 5 * modes.len() as u32;
@@ -275,11 +275,14 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
 }
 
 const PHASES: [(&str, &str); 5] = [
-    ("empty_check", "empty check (GET)"),
-    ("lock", "lock (remote fetch-and-add)"),
-    ("claim", "read + advance head (GET, PUT)"),
+    ("empty_check", "empty check (1 read)"),
+    (
+        "claim",
+        "claim (split: 1 fetch-and-add; paper: lock, head/tail, advance)",
+    ),
+    ("entry", "read the entry (GET)"),
     ("transfer", "copy frames (GET)"),
-    ("unlock", "unlock (PUT)"),
+    ("release", "release (split: non-blocking put; paper: unlock)"),
 ];
 
 /// Fig. 13: one steal, phase by phase.
@@ -288,7 +291,12 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     if runs.is_empty() {
         return None;
     }
-    let mut headers = vec!["mode".to_string(), "steals".into(), "frame bytes".into()];
+    let mut headers = vec![
+        "mode".to_string(),
+        "steals".into(),
+        "round trips".into(),
+        "frame bytes".into(),
+    ];
     headers.extend(PHASES.iter().map(|p| format!("{} ns", p.0.replace('_', " "))));
     headers.extend(
         [
@@ -307,6 +315,7 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "oversubscribed",
         "steals",
         "attempts",
+        "round_trips_per_steal",
         "frame_bytes_avg",
     ];
     let phase_cols: Vec<String> = PHASES.iter().map(|p| format!("{}_ns", p.0)).collect();
@@ -317,8 +326,9 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     for r in &runs {
         let phases: Vec<Option<f64>> = PHASES.iter().map(|p| r.num(&["phase_ns", p.0])).collect();
         let mut row = vec![
-            r.mode.clone(),
+            r.label(),
             fmt(r.num(&["steals"]), 0),
+            fmt(r.num(&["round_trips_per_steal"]), 1),
             fmt(r.num(&["frame_bytes_avg"]), 0),
         ];
         row.extend(phases.iter().map(|x| fmt(*x, 0)));
@@ -331,11 +341,12 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         ]);
         md.push(row);
         let mut row = vec![
-            r.mode.clone(),
+            r.label(),
             r.status.name().into(),
             r.oversubscribed.to_string(),
             raw(r.num(&["steals"])),
             raw(r.num(&["attempts"])),
+            raw(r.num(&["round_trips_per_steal"])),
             raw(r.num(&["frame_bytes_avg"])),
         ];
         row.extend(phases.iter().map(|x| raw(*x)));
@@ -352,9 +363,9 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         .iter()
         .map(|r| {
             if r.oversubscribed {
-                format!("{} *", r.mode)
+                format!("{} *", r.label())
             } else {
-                r.mode.clone()
+                r.label()
             }
         })
         .collect();
@@ -421,11 +432,15 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "`micro steal`, two ranks: phase times averaged over the successful steals of repeated BTC \
          runs (timed with the TSC inside the thief). The paper: 86 K cycles (29 µs) per steal \
          RDMA-emulated, 61 K cycles (21 µs) AM-based, with 664-byte frames over InfiniBand; suspend \
-         and resume were {:.2} µs and {:.2} µs of that. Here the lock phase is where the modes \
+         and resume were {:.2} µs and {:.2} µs of that. Rows marked \"paper\" run the paper's \
+         protocol (lock, read head and tail, advance head, re-read tail, entry, frames, unlock: 7 \
+         round trips after the empty check); the others the split protocol (empty check, one \
+         fetch-and-add that claims the entry, entry, frames: 4 round trips, the release not waited \
+         for). Round trips are counted by the gasnet-sys wrappers. The claim is where the modes \
          differ: one CPU atomic on shared memory (`native`), an Active Message answered at the \
-         victim's next spawn (`am`), or one answered by the victim's polling thread \
-         (`rdma-emulated`; when the poller shares a core the request waits for the scheduler to run \
-         it, which the * rows show).\n\n{}\n{}{}",
+         victim's next spawn (`am`: the request raises its attention word), or one answered by the \
+         victim's polling thread (`rdma-emulated`; when the poller shares a core the request waits \
+         for the scheduler to run it, which the * rows show).\n\n{}\n{}{}",
         paper::SUSPEND_CYCLES / paper::GHZ / 1000.0,
         paper::RESUME_CYCLES / paper::GHZ / 1000.0,
         md.markdown(),

@@ -13,7 +13,7 @@
 //! ```text
 //! guard          GUARD_RESERVE bytes of PROT_NONE, not part of the segment
 //! stack region   [lo, ARENA_BASE): threads' frames grow down from ARENA_BASE
-//! control page   at ARENA_BASE: deque lock word, head, tail, finished, ...
+//! control page   at ARENA_BASE: the deque's words, finished, attention
 //! deque entries  capacity × 16 bytes (at a fixed address: DEQUE_OFFSET)
 //! future cells   count × 64 bytes
 //! stats slots    one per rank (rank 0's are gathered at the end of a run)
@@ -30,13 +30,11 @@
 //! whatever the stack size.
 
 use std::fmt;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use gasnet_sys::Gasnet;
 
 use crate::config::Config;
-use crate::deque::Entry;
-use crate::future::CELL_SIZE;
 
 /// The arena's fixed point in every process: the control page; the stack
 /// region ends here. Far from where Linux places heap, stacks, libraries and
@@ -68,15 +66,13 @@ pub struct Layout {
     pub total: usize,
 }
 
-// Words of the control page (offsets from ARENA_BASE), each on its own line.
-pub const LOCK_WORD: usize = 0;
-/// A word next to the lock that remote fetch-and-adds may target too
-/// (registered with it; used by the micro-benchmarks).
-pub const FAD_BENCH_WORD: usize = 8;
-pub const HEAD_WORD: usize = 64;
-pub const TAIL_WORD: usize = 128;
+// Words of the control page (offsets from ARENA_BASE), each on its own
+// line. The deque's words are at the offsets `crate::deque::words` names,
+// below 192.
 /// Set (to the run's number) on every rank when the root task has completed.
 pub const FINISHED_WORD: usize = 192;
+/// The worker's attention word, checked at every spawn (`crate::attention`).
+pub const ATTENTION_WORD: usize = 256;
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub const DEQUE_OFFSET: usize = PAGE;
 /// Bytes of one rank's stats slot.
@@ -87,10 +83,12 @@ const _: () = assert!(
 );
 
 impl Layout {
-    pub fn new(c: &Config, ranks: u32) -> Layout {
+    /// The layout for `c` on `ranks` ranks, with deque entries and future
+    /// cells of the given sizes.
+    pub fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
         let deque = DEQUE_OFFSET;
-        let cells = deque + page_up(c.deque_capacity * std::mem::size_of::<Entry>());
-        let stats = cells + page_up(c.future_cells * CELL_SIZE);
+        let cells = deque + page_up(c.deque_capacity * entry_bytes);
+        let stats = cells + page_up(c.future_cells * cell_bytes);
         let rdma = stats + page_up(ranks as usize * STATS_SLOT);
         let rdma_size = page_up(c.rdma_region);
         let stack_size = page_up(c.stack_size);
@@ -225,9 +223,25 @@ pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
 /// The segment address of arena address `addr` on `rank` (for RMA/atomics).
 #[inline]
 pub fn remote(gasnet: Gasnet, rank: u32, addr: usize) -> usize {
-    // Every rank's arena has the same layout (checked at start-up), so the
-    // offset is the same for every rank's segment.
-    gasnet.segment(rank).base + (addr + BASE_OFFSET.load(Ordering::Relaxed) - ARENA_BASE)
+    gasnet.segment(rank).base + segment_offset(addr)
+}
+
+/// The offset of arena address `addr` in every rank's segment: every rank's
+/// arena has the same layout (checked at start-up).
+#[inline]
+pub fn segment_offset(addr: usize) -> usize {
+    addr + BASE_OFFSET.load(Ordering::Relaxed) - ARENA_BASE
+}
+
+/// The control word at `offset` from [`ARENA_BASE`] in this process.
+///
+/// # Safety
+/// The arena must be mapped, and `offset` must name an 8-aligned control
+/// word that everyone accesses atomically (whole-word RMA counts).
+#[inline(always)]
+pub unsafe fn control_word(offset: usize) -> &'static AtomicU64 {
+    // SAFETY: caller's contract.
+    unsafe { &*(Layout::addr(offset) as *const AtomicU64) }
 }
 
 #[cfg(test)]
@@ -241,12 +255,12 @@ mod tests {
             .future_cells(1000)
             .rdma_region(100_000)
             .stack_size(1 << 20);
-        let l = Layout::new(&c, 3);
+        let l = Layout::new(&c, 3, 16, 64);
         let parts = [0, l.deque, l.cells, l.stats, l.rdma, l.rdma + l.rdma_size];
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);
-        assert!(l.stats - l.cells >= 1000 * CELL_SIZE);
+        assert!(l.stats - l.cells >= 1000 * 64);
         assert!(l.rdma - l.stats >= 3 * STATS_SLOT);
         assert_eq!(l.stack_top(), ARENA_BASE);
         assert_eq!(l.stack_lo(), ARENA_BASE - (1 << 20));

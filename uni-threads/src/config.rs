@@ -8,7 +8,8 @@
 //! | deque capacity (entries) | `UAT_DEQUE_CAPACITY` | 131,072 |
 //! | future cells | `UAT_FUTURE_CELLS` | 131,072 |
 //! | RDMA region (suspended stacks) | `UAT_RDMA_REGION` | 64 MiB |
-//! | polls per spawn interval (am modes) | `UAT_POLL_INTERVAL` | mode-dependent |
+//! | poll every N spawns anyway (0: only when asked) | `UAT_POLL_INTERVAL` | 0 in shared memory; else `am` 1, `native` 64 |
+//! | steal protocol | `UAT_STEAL_PROTOCOL=split\|paper` | split |
 //! | print the configuration at start | `UAT_VERBOSE=1` | off |
 //! | victim-choice seed | `UAT_SEED` | from the clock |
 //! | poller (rdma-emulated): wait mode | `UAT_POLLER=spin\|yield` | spin if ≥ 2 cores per rank |
@@ -34,8 +35,13 @@ pub struct Config {
     pub deque_capacity: usize,
     pub future_cells: usize,
     pub rdma_region: usize,
-    /// Poll for Active Messages every this many spawns (0: never at spawn).
-    pub poll_interval: u32,
+    /// Poll for Active Messages every this many spawns even when the
+    /// attention word is not raised (0: only when it is). None: the
+    /// default for this job (`am_fad::default_poll_interval`: 0 when every
+    /// rank shares memory with every other).
+    pub poll_interval: Option<u32>,
+    /// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`).
+    pub steal_protocol: crate::deque::Protocol,
     pub verbose: bool,
     /// Steal only after an empty check (one GET) says the victim has work.
     pub empty_check: bool,
@@ -61,7 +67,8 @@ impl Default for Config {
             deque_capacity: 1 << 17,
             future_cells: 1 << 17,
             rdma_region: 64 << 20,
-            poll_interval: am_fad::default_poll_interval(),
+            poll_interval: None,
+            steal_protocol: crate::deque::Protocol::Split,
             verbose: false,
             empty_check: true,
             seed: None,
@@ -167,9 +174,18 @@ impl Config {
         size("UAT_FUTURE_CELLS", 16, &mut c.future_cells)?;
         size("UAT_RDMA_REGION", 64 << 10, &mut c.rdma_region)?;
         if let Some(v) = env("UAT_POLL_INTERVAL") {
-            c.poll_interval = v
-                .parse()
-                .map_err(|_| ConfigError(format!("UAT_POLL_INTERVAL={v}: expected a whole number of spawns")))?;
+            c.poll_interval = Some(
+                v.parse()
+                    .map_err(|_| ConfigError(format!("UAT_POLL_INTERVAL={v}: expected a whole number of spawns")))?,
+            );
+        }
+        if let Some(v) = env("UAT_STEAL_PROTOCOL") {
+            c.steal_protocol = crate::deque::Protocol::parse(&v).ok_or_else(|| {
+                ConfigError(format!(
+                    "UAT_STEAL_PROTOCOL={v}: expected split (the default: private/shared deque, claims by one \
+                     fetch-and-add) or paper (IPSJ 2016: THE with a remote lock)"
+                ))
+            })?;
         }
         if let Some(v) = env("UAT_SEED") {
             c.seed = Some(
@@ -226,7 +242,11 @@ impl Config {
         self
     }
     pub fn poll_interval(mut self, spawns: u32) -> Config {
-        self.poll_interval = spawns;
+        self.poll_interval = Some(spawns);
+        self
+    }
+    pub fn steal_protocol(mut self, protocol: crate::deque::Protocol) -> Config {
+        self.steal_protocol = protocol;
         self
     }
     pub fn verbose(mut self, on: bool) -> Config {
@@ -287,6 +307,16 @@ mod tests {
         assert_eq!(PollerCores::parse("1,,2"), None);
         let e = Config::from_lookup(|k| (k == "UAT_POLLER_CORE").then(|| "-1".to_string())).unwrap_err();
         assert!(e.0.contains("UAT_POLLER_CORE=-1"), "{e}");
+    }
+
+    #[test]
+    fn the_steal_protocol_is_split_unless_asked() {
+        use crate::deque::Protocol;
+        assert_eq!(Config::from_lookup(|_| None).unwrap().steal_protocol, Protocol::Split);
+        let paper = Config::from_lookup(|k| (k == "UAT_STEAL_PROTOCOL").then(|| "paper".to_string())).unwrap();
+        assert_eq!(paper.steal_protocol, Protocol::Paper);
+        let e = Config::from_lookup(|k| (k == "UAT_STEAL_PROTOCOL").then(|| "THE".to_string())).unwrap_err();
+        assert!(e.0.contains("UAT_STEAL_PROTOCOL=THE") && e.0.contains("split"), "{e}");
     }
 
     #[test]

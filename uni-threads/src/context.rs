@@ -23,14 +23,14 @@
 
 use std::arch::naked_asm;
 
-/// A function run by [`save_context_and_call`]: `f(ctx, a, b)`.
-pub type ContextFn = unsafe extern "C-unwind" fn(ctx: *mut u8, a: usize, b: usize);
+/// A function run by [`save_context_and_call`]: `f(ctx, a, b, c)`.
+pub type ContextFn = unsafe extern "C-unwind" fn(ctx: *mut u8, a: usize, b: usize, c: usize);
 
 /// A function run by [`call_on_stack`]: `f(a, b)`.
 pub type StackFn = unsafe extern "C-unwind" fn(a: usize, b: usize);
 
 /// Saves the caller's context as a record on the current stack and calls
-/// `f(ctx, a, b)` just below it. Returns when `f` returns, or when anyone
+/// `f(ctx, a, b, c)` just below it. Returns when `f` returns, or when anyone
 /// calls `resume_context(ctx)` (with the frames above `ctx` in place), on
 /// this or another process.
 ///
@@ -39,7 +39,7 @@ pub type StackFn = unsafe extern "C-unwind" fn(a: usize, b: usize);
 /// or never return; if it does not return, the caller continues only
 /// through `resume_context(ctx)`.
 #[unsafe(naked)]
-pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: usize, b: usize) {
+pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: usize, b: usize, c: usize) {
     naked_asm!(
         ".cfi_startproc",
         // On entry rsp = 16k + 8: the return address is at [rsp].
@@ -66,7 +66,7 @@ pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: usize, b:
         ".cfi_adjust_cfa_offset 8",
         "stmxcsr [rsp]",
         "fnstcw [rsp + 4]",
-        // f(ctx = rsp, a, b): a and b are already in rsi and rdx.
+        // f(ctx = rsp, a, b, c): a, b and c are already in rsi, rdx, rcx.
         "mov rax, rdi",
         "mov rdi, rsp",
         "call rax",
@@ -187,9 +187,9 @@ mod tests {
         TRACE.with(|t| t.set(t.get() * 10 + step));
     }
 
-    unsafe extern "C-unwind" fn returns_normally(ctx: *mut u8, a: usize, b: usize) {
+    unsafe extern "C-unwind" fn returns_normally(ctx: *mut u8, a: usize, b: usize, c: usize) {
         assert_eq!(ctx as usize % 16, 0, "the record is 16-byte aligned");
-        trace(a as u64 + b as u64);
+        trace(a as u64 + b as u64 + c as u64);
     }
 
     #[test]
@@ -197,8 +197,8 @@ mod tests {
     fn save_and_call_returns_normally_with_registers_intact() {
         let keep = std::hint::black_box([1u64, 2, 3, 4, 5, 6, 7, 8]);
         TRACE.with(|t| t.set(0));
-        unsafe { save_context_and_call(returns_normally, 2, 3) };
-        assert_eq!(TRACE.with(|t| t.get()), 5);
+        unsafe { save_context_and_call(returns_normally, 2, 3, 4) };
+        assert_eq!(TRACE.with(|t| t.get()), 9, "a, b and c arrive");
         assert_eq!(std::hint::black_box(keep), [1, 2, 3, 4, 5, 6, 7, 8]);
     }
 
@@ -237,7 +237,7 @@ mod tests {
 
     // Suspend: save a context, jump away (to another stack) without
     // returning, then resume the saved context from there.
-    unsafe extern "C-unwind" fn save_then_leave(ctx: *mut u8, stack_top: usize, _: usize) {
+    unsafe extern "C-unwind" fn save_then_leave(ctx: *mut u8, stack_top: usize, _: usize, _: usize) {
         SAVED.with(|s| s.set(ctx as usize));
         trace(1);
         unsafe { start_on_stack(stack_top, resume_from_elsewhere, 0, 0) }
@@ -256,7 +256,7 @@ mod tests {
         let canary = std::hint::black_box(0xdead_beef_u64);
         let fp_before = read_mxcsr();
         TRACE.with(|t| t.set(0));
-        unsafe { save_context_and_call(save_then_leave, stack.top(), 0) };
+        unsafe { save_context_and_call(save_then_leave, stack.top(), 0, 0) };
         trace(3);
         assert_eq!(TRACE.with(|t| t.get()), 123);
         assert_eq!(std::hint::black_box(canary), 0xdead_beef);
@@ -268,7 +268,7 @@ mod tests {
     // steal do to a thread's frames.
     static mut COPY: [u8; 4096] = [0; 4096];
 
-    unsafe extern "C-unwind" fn copy_out_and_back(ctx: *mut u8, top: usize, stack_top: usize) {
+    unsafe extern "C-unwind" fn copy_out_and_back(ctx: *mut u8, top: usize, stack_top: usize, _: usize) {
         SAVED.with(|s| s.set(ctx as usize));
         unsafe { start_on_stack(stack_top, swap_frames, ctx as usize, top) }
     }
@@ -295,7 +295,7 @@ mod tests {
         // The frames of this test function's callers up to the test body lie
         // above; copy them all (up to `top`, a local of the test body).
         let top = TOP.with(|t| t.get());
-        unsafe { save_context_and_call(copy_out_and_back, top, stack_top) };
+        unsafe { save_context_and_call(copy_out_and_back, top, stack_top, 0) };
         mine
     }
 
@@ -319,14 +319,14 @@ mod tests {
         v
     }
 
-    unsafe extern "C-unwind" fn panics(_: *mut u8, _: usize, _: usize) {
+    unsafe extern "C-unwind" fn panics(_: *mut u8, _: usize, _: usize, _: usize) {
         panic!("unwinds through save_context_and_call");
     }
 
     #[test]
     fn a_panic_unwinds_through_the_saved_context() {
         // The CFI of save_context_and_call must let the unwinder pass.
-        let r = std::panic::catch_unwind(|| unsafe { save_context_and_call(panics, 0, 0) });
+        let r = std::panic::catch_unwind(|| unsafe { save_context_and_call(panics, 0, 0, 0) });
         assert!(r.is_err());
     }
 }

@@ -102,6 +102,7 @@ pub fn refused() -> u64 {
 /// (which this call turns into FREE, so a repeat is refused).
 fn accept_returned(addr: usize) -> Result<(), &'static str> {
     let (lo, hi) = (CELLS_LO.load(Ordering::Acquire), CELLS_HI.load(Ordering::Acquire));
+    // (A cell on the owner's free list is PENDING: refused as unfinished.)
     if addr < lo || addr >= hi {
         return Err("not an address of this rank's future cells");
     }
@@ -116,9 +117,9 @@ fn accept_returned(addr: usize) -> Result<(), &'static str> {
         .map(|_| ())
         .map_err(|now| {
             if now == FREE {
-                "the cell is already free"
+                "the cell was already handed back"
             } else {
-                "the task has not finished"
+                "the cell holds no finished task's result (it is free, or its task has not finished)"
             }
         })
 }
@@ -200,7 +201,7 @@ impl CellPool {
             };
             // SAFETY: inside the mapped cells part; no one else uses it yet.
             unsafe {
-                (*cell).state.store(FREE, Ordering::Relaxed);
+                (*cell).state.store(PENDING, Ordering::Relaxed);
                 (*cell).next_free = next as u64;
             }
         }
@@ -223,31 +224,40 @@ impl CellPool {
             }
         }
         let cell = CellRef { addr, rank: self.rank };
-        // SAFETY: a free cell of this pool; only the owner touches free ones.
-        unsafe {
-            let c = addr as *mut Cell;
-            self.free.set((*c).next_free as usize);
-            (*c).state.store(PENDING, Ordering::Relaxed);
-        }
+        // SAFETY: a free cell of this pool (PENDING already); only the owner
+        // touches free ones.
+        unsafe { self.free.set((*(addr as *mut Cell)).next_free as usize) };
         Some(cell)
     }
 
-    /// Takes every cell other ranks have handed back (a list, 0 if none).
+    /// Takes every cell other ranks have handed back (a list, 0 if none),
+    /// making each PENDING.
     #[cold]
     #[inline(never)]
     fn returned() -> usize {
-        RETURNED.swap(0, Ordering::Acquire)
+        let list = RETURNED.swap(0, Ordering::Acquire);
+        let mut at = list;
+        while at != 0 {
+            // SAFETY: cells of this pool that their joiners handed back
+            // (on_cell_free checked them); nobody else touches them now.
+            unsafe {
+                let c = at as *mut Cell;
+                (*c).state.store(PENDING, Ordering::Relaxed);
+                at = (*c).next_free as usize;
+            }
+        }
+        list
     }
 
     /// Returns a cell of this pool (its result consumed).
     #[inline(always)]
     pub fn free(&self, cell: CellRef) {
         debug_assert_eq!(cell.rank, self.rank);
-        // SAFETY: a cell of this pool that nobody uses any more; FREE makes
-        // a stray CELL_FREE for it refused.
+        // SAFETY: a cell of this pool that nobody uses any more; PENDING
+        // (ready for its next task) makes a stray CELL_FREE for it refused.
         unsafe {
             let c = cell.addr as *mut Cell;
-            (*c).state.store(FREE, Ordering::Relaxed);
+            (*c).state.store(PENDING, Ordering::Relaxed);
             (*c).next_free = self.free.get() as u64;
         }
         self.free.set(cell.addr);

@@ -60,6 +60,7 @@ pub use am_fad::{Mode, MODE};
 pub use uat_rules as rules;
 
 mod arena;
+mod attention;
 mod collective;
 mod config;
 mod context;
@@ -72,14 +73,17 @@ mod par;
 mod rdma;
 mod runtime;
 mod scheduler;
+mod signal_line;
 mod spawn;
 pub mod stats;
 mod steal;
 mod tsc;
+mod victim;
 mod worker;
 
-pub use arena::{ARENA_BASE, FAD_BENCH_WORD};
+pub use arena::ARENA_BASE;
 pub use config::{Config, ConfigError, PollerCores};
+pub use deque::Protocol as StealProtocol;
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};
@@ -87,13 +91,14 @@ pub use stats::{Field, Stats, Unit};
 pub use tsc::hz as tsc_hz;
 pub use worker::is_running;
 
-/// What `spawn` does to serve remote requests (in `am` mode: poll every
-/// `poll_interval` calls). Call it in long loops that spawn nothing, so that
-/// thieves are not kept waiting. Only on the runtime's thread (in a task,
-/// or between runs).
+/// What `spawn` does for other ranks: when a thief has asked (or, across
+/// the network, every `poll_interval` calls), serve Active Messages and
+/// expose work. Call it in long loops that spawn nothing, so that thieves
+/// are not kept waiting. Only on the runtime's thread (in a task, or
+/// between runs).
 #[inline]
 pub fn poll_point() {
-    worker::worker_for_thread("uat::poll_point").poll_at_spawn()
+    worker::worker_for_thread("uat::poll_point").check_attention()
 }
 
 #[doc(hidden)]
@@ -113,9 +118,11 @@ pub fn wait_until_parent_stolen() {
     };
     loop {
         let w = worker::worker_in_task();
-        if w.deque.stolen(parent, &w.lock) {
+        if w.deque.stolen(parent) {
             return;
         }
+        // A thief's request to expose the entry arrives here.
+        w.attend();
         w.gasnet.poll();
         std::hint::spin_loop();
     }
@@ -143,12 +150,24 @@ pub fn send_malformed_messages(rank: u32) -> u32 {
 }
 
 #[doc(hidden)]
-/// Remote fetch-and-add, in this build's mode, on `rank`'s
-/// [`FAD_BENCH_WORD`] (for micro-benchmarks). None: the target refused it.
+/// Remote fetch-and-add, in this build's mode, on `rank`'s spare atomic
+/// word (for micro-benchmarks). None: the target refused it.
 pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
     let w = worker::worker_for_thread("uat::bench_fetch_add");
-    w.lock
-        .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + FAD_BENCH_WORD), value)
+    let word = arena::remote(w.gasnet, rank, ARENA_BASE + deque::words::FAD_BENCH);
+    w.deque.words().atomics().fetch_add(rank, word, value)
+}
+
+#[doc(hidden)]
+/// The value of this rank's spare atomic word (what `bench_fetch_add`s
+/// added up to).
+pub fn bench_word() -> u64 {
+    let w = worker::worker_for_thread("uat::bench_word");
+    let word = arena::remote(w.gasnet, w.rank, ARENA_BASE + deque::words::FAD_BENCH);
+    w.deque
+        .words()
+        .atomics()
+        .own_load(word, (ARENA_BASE + deque::words::FAD_BENCH) as *const u64)
 }
 
 #[doc(hidden)]
@@ -156,8 +175,23 @@ pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
 /// for atomics: the AM modes must refuse it (tests the handler's check).
 pub fn bench_fetch_add_unregistered(rank: u32) -> Option<u64> {
     let w = worker::worker_for_thread("uat::bench_fetch_add_unregistered");
-    w.lock
-        .fetch_add(rank, arena::remote(w.gasnet, rank, ARENA_BASE + arena::HEAD_WORD), 0)
+    let word = arena::remote(w.gasnet, rank, ARENA_BASE + deque::words::HEAD);
+    w.deque.words().atomics().fetch_add(rank, word, 0)
+}
+
+#[doc(hidden)]
+/// Test support: whether this rank's attention word is set (a thief or a
+/// fetch-and-add request is waiting for the next spawn).
+pub fn attention_raised() -> bool {
+    let _ = worker::worker_for_thread("uat::attention_raised");
+    attention::Attention::raised()
+}
+
+#[doc(hidden)]
+/// Test support: fetch-and-add requests this rank has served so far (AM
+/// modes; 0 in `native` mode).
+pub fn fetch_adds_served() -> u64 {
+    am_fad::requests_served()
 }
 
 /// The rank this task is running on right now. It may change after any

@@ -153,7 +153,7 @@ fn checked(addr: usize) -> bool {
 /// without allocating; the backtrace after it is best effort.
 pub(crate) fn report_fault(origin: u32, addr: usize, ip: usize) {
     let me = RANK.load(Ordering::Relaxed) as u64;
-    let mut line = crate::guard::Line::new();
+    let mut line = crate::signal_line::Line::new();
     line.text("[rank ")
         .dec(me)
         .text("] error: migration check: a pointer into rank ")

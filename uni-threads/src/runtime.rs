@@ -3,21 +3,22 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use am_fad::DequeLock;
+use am_fad::DequeAtomics;
 use gasnet_sys::Gasnet;
 
-use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_RESERVE, LOCK_WORD};
+use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_RESERVE};
+use crate::attention::Attention;
 use crate::collective;
 use crate::config::fmt_size;
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack};
-use crate::deque::Deque;
-use crate::future::{CellPool, CellRef, MAX_RESULT_SIZE};
+use crate::deque::{self, ArenaOwnWords, Deque};
+use crate::future::{CellPool, CellRef, CELL_SIZE, MAX_RESULT_SIZE};
 use crate::rdma::RdmaAlloc;
 use crate::scheduler;
 use crate::spawn::{complete, run_task};
 use crate::stats::{Counters, Stats};
-use crate::worker::{self, on_task_stack, on_worker_thread, worker, Worker};
+use crate::worker::{self, on_task_stack, on_worker_thread, worker, RunState, ThreadPlace, Waiters, Worker};
 
 /// Bytes of the scheduler's native stack.
 const SCHED_STACK: usize = 1 << 20;
@@ -96,8 +97,15 @@ impl Runtime {
         }
         gasnet.exit_job_on_panic();
         let (rank, ranks) = (gasnet.rank(), gasnet.size());
-        let layout = Layout::new(&config, ranks);
-        let lock = DequeLock::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
+        if config.deque_capacity > deque::MAX_CAPACITY {
+            return Err(StartError::Other(format!(
+                "UAT_DEQUE_CAPACITY={}: at most {} entries (the split protocol's packed word indexes them)",
+                config.deque_capacity,
+                deque::MAX_CAPACITY
+            )));
+        }
+        let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
+        let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
             .register_handlers(&crate::future::handlers())
             .map_err(|e| StartError::Other(e.to_string()))?;
@@ -106,15 +114,23 @@ impl Runtime {
         if config.check_migration {
             crate::migration::enable(rank, ranks).map_err(StartError::Other)?;
         }
-        // SAFETY: the arena is mapped with `layout`; one deque and one pool
-        // per process.
-        let (deque, cells) = unsafe {
+        let all_shared_memory = gasnet.neighbourhood().len() == ranks as usize;
+        let poll_interval = config
+            .poll_interval
+            .unwrap_or(am_fad::default_poll_interval(all_shared_memory));
+        // SAFETY: the arena is mapped with `layout`; one deque, one pool and
+        // one attention word per process.
+        let (deque, cells, attention) = unsafe {
             (
-                Deque::new(&layout, arena::remote(gasnet, rank, ARENA_BASE + LOCK_WORD)),
+                Deque::new(
+                    ArenaOwnWords::new(gasnet, atomics),
+                    config.deque_capacity,
+                    config.steal_protocol,
+                ),
                 CellPool::new(&layout, rank),
+                Attention::new(poll_interval),
             )
         };
-        deque.init(&lock);
         let seed = config.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -128,22 +144,28 @@ impl Runtime {
             gasnet,
             rank,
             ranks,
-            rdma: RdmaAlloc::new(Layout::addr(layout.rdma), layout.rdma_size).into(),
             config: config.clone(),
             layout,
-            top: layout.stack_top().into(),
             deque,
             cells,
-            lock,
-            waiters: Vec::new().into(),
-            suspending: None.into(),
-            sched_stack_top,
-            main_ctx: 0.into(),
-            poll_countdown: config.poll_interval.into(),
-            counters: Counters::default(),
-            victims: crate::steal::VictimRng::new(seed, rank),
-            run_id: 0.into(),
-            handler_cycles_at_start: 0.into(),
+            attention,
+            victims: crate::victim::VictimRng::new(seed, rank),
+            thread: ThreadPlace {
+                top: layout.stack_top().into(),
+                sched_stack_top,
+                main_ctx: 0.into(),
+            },
+            waiters: Waiters {
+                rdma: RdmaAlloc::new(Layout::addr(layout.rdma), layout.rdma_size).into(),
+                list: Vec::new().into(),
+                suspending: None.into(),
+            },
+            run: RunState {
+                id: 0.into(),
+                counters: Counters::default(),
+                lowest_ctx: usize::MAX.into(),
+                handler_cycles_at_start: 0.into(),
+            },
             poller: poller.into(),
         });
         crate::guard::install(
@@ -178,9 +200,9 @@ impl Runtime {
         };
         collective_outside_tasks("Runtime::run");
         let w = worker();
-        w.run_id.set(w.run_id.get() + 1);
-        w.counters.reset();
-        w.handler_cycles_at_start.set(am_fad::handler_cycles());
+        w.run.id.set(w.run.id.get() + 1);
+        w.reset_stats();
+        w.run.handler_cycles_at_start.set(am_fad::handler_cycles());
         let cell = if w.rank == 0 {
             Some(
                 w.cells
@@ -210,7 +232,7 @@ impl Runtime {
         // task that no one waits for (it may even still be running, on a
         // rank that reaches this gather only when it is done).
         let w = worker();
-        let s = w.counters.snapshot();
+        let s = w.stats_snapshot();
         let unjoined: u64 = collective::gather(self.gasnet, &w.layout, &[s.spawns.wrapping_sub(s.joins)])
             .iter()
             .fold(0u64, |a, v| a.wrapping_add(v[0]));
@@ -231,8 +253,8 @@ impl Runtime {
     pub fn stats(&self) -> Stats {
         collective_outside_tasks("Runtime::stats");
         let w = worker();
-        let mut mine = w.counters.snapshot();
-        mine.msg_handling_cycles += am_fad::handler_cycles() - w.handler_cycles_at_start.get();
+        let mut mine = w.stats_snapshot();
+        mine.msg_handling_cycles += am_fad::handler_cycles() - w.run.handler_cycles_at_start.get();
         let mut total = Stats::default();
         for values in collective::gather(self.gasnet, &w.layout, &mine.values()) {
             total.accumulate(&Stats::from_values(&values));
@@ -316,6 +338,18 @@ impl Runtime {
         self.gasnet
     }
 
+    /// Every how many spawns a worker polls even when not asked (0: only
+    /// when its attention word is raised): `UAT_POLL_INTERVAL` or this
+    /// job's default.
+    pub fn poll_interval(&self) -> u32 {
+        worker().attention.interval()
+    }
+
+    /// The deque protocol of this job (`UAT_STEAL_PROTOCOL`).
+    pub fn steal_protocol(&self) -> deque::Protocol {
+        worker().deque.protocol()
+    }
+
     pub fn config(&self) -> &Config {
         &worker().config
     }
@@ -331,7 +365,7 @@ where
     // SAFETY: enter_run never returns; this native-stack frame is resumed
     // through main_ctx once the job is over, untouched meanwhile; `root`
     // stays in it until then.
-    unsafe { save_context_and_call(enter_run::<F, T>, &root as *const F as usize, root_cell) };
+    unsafe { save_context_and_call(enter_run::<F, T>, &root as *const F as usize, root_cell, 0) };
 }
 
 /// Collective methods of [`Runtime`] run on the thread that started it and
@@ -352,13 +386,13 @@ fn collective_outside_tasks(what: &str) {
     }
 }
 
-unsafe extern "C-unwind" fn enter_run<F, T>(main_ctx: *mut u8, root: usize, root_cell: usize)
+unsafe extern "C-unwind" fn enter_run<F, T>(main_ctx: *mut u8, root: usize, root_cell: usize, _: usize)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
     let w = worker();
-    w.main_ctx.set(main_ctx as usize);
+    w.thread.main_ctx.set(main_ctx as usize);
     if w.rank == 0 {
         // SAFETY: a fresh start at the top of the empty stack region.
         unsafe { start_on_stack(w.layout.stack_top(), root_thread::<F, T>, root, root_cell) }
@@ -376,7 +410,7 @@ where
     // stays in place while the job runs; F is Copy.
     let f = unsafe { std::ptr::read(root as *const F) };
     let w = worker();
-    w.top.set(w.layout.stack_top());
+    w.thread.top.set(w.layout.stack_top());
     let value = run_task(f);
     complete(
         CellRef {
@@ -392,7 +426,7 @@ where
         w.gasnet.put_u64(
             r,
             arena::remote(w.gasnet, r, ARENA_BASE + FINISHED_WORD),
-            w.run_id.get(),
+            w.run.id.get(),
         );
     }
     scheduler::enter()
@@ -494,7 +528,7 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
     format!(
         "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{} \
          stack={} deque={} entries future_cells={} rdma_region={} guard={} \
-         poll_interval={} empty_check={} check_migration={} poller={}",
+         steal_protocol={} poll_interval={} empty_check={} check_migration={} poller={}",
         gasnet_sys::CONDUIT.name(),
         am_fad::MODE.name(),
         l.lo(),
@@ -504,7 +538,8 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
         l.cell_count,
         fmt_size(l.rdma_size),
         fmt_size(GUARD_RESERVE),
-        c.poll_interval,
+        c.steal_protocol.name(),
+        worker().attention.interval(),
         if c.empty_check { "on" } else { "off" },
         if c.check_migration { "on" } else { "off" },
         worker()

@@ -21,7 +21,7 @@ use crate::worker::{worker, Waiter};
 
 /// Enters the scheduler on its own stack; never returns.
 pub(crate) fn enter() -> ! {
-    let top = worker().sched_stack_top;
+    let top = worker().thread.sched_stack_top;
     // SAFETY: the scheduler stack is ours and unused (the scheduler keeps
     // nothing on it between entries); schedule never returns.
     unsafe { start_on_stack(top, schedule, 0, 0) }
@@ -37,7 +37,7 @@ pub(crate) fn parent_gone() -> ! {
 unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
     // A thread that just suspended is saved first (we are off its stack now).
     let w = worker();
-    if let Some(waiter) = w.suspending.take() {
+    if let Some(waiter) = w.waiters.suspending.take() {
         save_waiter(waiter);
     }
     loop {
@@ -45,18 +45,18 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
         if let Some(waiter) = take_resumable_waiter() {
             resume_waiter(waiter);
         }
-        if let Some(entry) = w.deque.pop(&w.lock) {
+        if let Some(entry) = w.deque.pop() {
             // SAFETY: its frames are in place; nothing below them is live.
             unsafe { resume_context(entry.ctx as *mut u8) }
         }
         if w.deque.is_empty() {
             if w.finished() {
-                if !w.waiters.borrow().is_empty() {
-                    fatal::leaked_tasks(w.waiters.borrow().len() as u64, "are still waiting in a join");
+                if !w.waiters.list.borrow().is_empty() {
+                    fatal::leaked_tasks(w.waiters.list.borrow().len() as u64, "are still waiting in a join");
                 }
                 // SAFETY: main_ctx is the record of Runtime::run's caller on
                 // the native stack, untouched since.
-                unsafe { resume_context(w.main_ctx.get() as *mut u8) }
+                unsafe { resume_context(w.thread.main_ctx.get() as *mut u8) }
             }
             // The uni-address region is empty: steal.
             if let Some(entry) = crate::steal::try_steal() {
@@ -74,22 +74,22 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
 /// when the thread has been resumed (on this or another process).
 #[inline(never)]
 pub(crate) fn suspend_until_done(cell: CellRef) {
-    let top = worker().top.get();
+    let top = worker().thread.top.get();
     // SAFETY: do_suspend never returns; this thread continues only through
     // resume_context of the saved record, with its frames restored in place.
-    unsafe { save_context_and_call(do_suspend, cell.addr, cell.rank as usize) };
-    worker().top.set(top);
+    unsafe { save_context_and_call(do_suspend, cell.addr, cell.rank as usize, 0) };
+    worker().thread.top.set(top);
 }
 
-unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, cell_addr: usize, cell_rank: usize) {
+unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, cell_addr: usize, cell_rank: usize, _: usize) {
     let w = worker();
     let cell = CellRef {
         addr: cell_addr,
         rank: cell_rank as u32,
     };
-    w.suspending.set(Some(Waiter {
+    w.waiters.suspending.set(Some(Waiter {
         ctx: ctx as usize,
-        top: w.top.get(),
+        top: w.thread.top.get(),
         buf: 0,
         cell,
     }));
@@ -100,7 +100,7 @@ fn save_waiter(mut waiter: Waiter) {
     let start = crate::tsc::now();
     let w = worker();
     let len = waiter.top - waiter.ctx;
-    let mut rdma = w.rdma.borrow_mut();
+    let mut rdma = w.waiters.rdma.borrow_mut();
     let Some(buf) = rdma.alloc(len) else {
         fatal::rdma_region_full(rdma.capacity(), len)
     };
@@ -109,9 +109,9 @@ fn save_waiter(mut waiter: Waiter) {
     // scheduler stack, so neither range is in use.
     unsafe { std::ptr::copy_nonoverlapping(waiter.ctx as *const u8, buf as *mut u8, len) };
     waiter.buf = buf;
-    w.waiters.borrow_mut().push(waiter);
+    w.waiters.list.borrow_mut().push(waiter);
     let cycles = crate::tsc::now() - start;
-    w.counters.update(|c| {
+    w.run.counters.update(|c| {
         c.suspensions += 1;
         c.suspend_cycles += cycles;
     });
@@ -119,7 +119,7 @@ fn save_waiter(mut waiter: Waiter) {
 
 fn take_resumable_waiter() -> Option<Waiter> {
     let w = worker();
-    let mut waiters = w.waiters.borrow_mut();
+    let mut waiters = w.waiters.list.borrow_mut();
     if waiters.is_empty() {
         return None;
     }
@@ -135,9 +135,9 @@ fn resume_waiter(waiter: Waiter) -> ! {
     // SAFETY: the waiter's range lies below every frame in place (checked in
     // take_resumable_waiter) and we run on the scheduler stack.
     unsafe { std::ptr::copy_nonoverlapping(waiter.buf as *const u8, waiter.ctx as *mut u8, len) };
-    w.rdma.borrow_mut().free(waiter.buf, len);
+    w.waiters.rdma.borrow_mut().free(waiter.buf, len);
     let cycles = crate::tsc::now() - start;
-    w.counters.update(|c| {
+    w.run.counters.update(|c| {
         c.resumes += 1;
         c.resume_cycles += cycles;
     });

@@ -48,11 +48,6 @@ pub struct JoinHandle<T: Copy + 'static> {
     _result: PhantomData<(fn() -> T, *const ())>,
 }
 
-struct SpawnArgs<F> {
-    f: F,
-    cell: CellRef,
-}
-
 /// Compile-time check of a task result type.
 struct Fits<T>(PhantomData<T>);
 impl<T> Fits<T> {
@@ -86,34 +81,39 @@ where
     #[allow(clippy::let_unit_value)]
     let () = Fits::<T>::OK;
     let w = worker_for_task("uat::spawn");
-    w.poll_at_spawn();
+    w.check_attention();
     let cell = match w.cells.alloc() {
         Some(cell) => cell,
         None => scheduler::alloc_cell_slow(),
     };
-    let top = w.top.get();
-    let args = SpawnArgs { f, cell };
+    let top = w.thread.top.get();
+    // The task goes by reference to where it was built (not moved into an
+    // argument struct first: every copy of a closure that was just written
+    // field by field risks a store-forwarding stall), the cell in a register.
     // SAFETY: do_spawn returns normally (leaving the frames above the record
     // untouched) or never (the parent continues elsewhere via its deque
-    // entry). `args` outlives the call; do_spawn reads it first thing.
-    unsafe { save_context_and_call(do_spawn::<F, T>, &args as *const SpawnArgs<F> as usize, top) };
+    // entry). `f` outlives the call; do_spawn copies it before it can move.
+    unsafe { save_context_and_call(do_spawn::<F, T>, &f as *const F as usize, top, cell.addr) };
     // Possibly on another process now: fetch the worker again.
-    worker_in_task().top.set(top);
+    worker_in_task().thread.top.set(top);
     JoinHandle {
         cell,
         _result: PhantomData,
     }
 }
 
-unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, args: usize, top: usize)
+unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, f: usize, top: usize, cell: usize)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
-    // SAFETY: `args` points into the parent's live frame (see spawn). F is
-    // Copy: copying it out leaves nothing to drop there.
-    let SpawnArgs { f, cell } = unsafe { std::ptr::read(args as *const SpawnArgs<F>) };
     let w = worker_in_task();
+    // The cell was allocated on this rank just now (spawn), before any
+    // migration point.
+    let cell = CellRef {
+        addr: cell,
+        rank: w.rank,
+    };
     let ctx = ctx as usize;
     if !w.deque.push(Entry {
         ctx: ctx as u64,
@@ -121,19 +121,25 @@ where
     }) {
         fatal::deque_overflow(w.deque.capacity());
     }
-    w.top.set(ctx);
-    let depth = (w.layout.stack_top() - ctx) as u64;
-    w.counters.update(|c| {
-        c.spawns += 1;
-        c.max_stack_bytes = c.max_stack_bytes.max(depth);
-    });
+    w.thread.top.set(ctx);
+    w.run.counters.update(|c| c.spawns += 1);
+    w.note_stack_low(ctx);
+    // The task is copied into this frame only now, after the bookkeeping
+    // above: the parent has just written it, and a load that spans two of
+    // its stores still in the store buffer waits for them (a
+    // store-forwarding stall, measured at ~30% of this function in UTS).
+    // SAFETY: `f` points into the parent's live frame (see spawn); the
+    // stores above are to the arena and the worker, not to it. F is Copy:
+    // copying it out leaves nothing to drop there. The copy is this child's
+    // own: the parent's frame does not move with the child.
+    let f = unsafe { std::ptr::read(f as *const F) };
 
     let value = run_task(f);
 
     // The child may have moved to another process: fetch the worker again.
     complete(cell, value);
     let w = worker_in_task();
-    if w.deque.pop(&w.lock).is_some() {
+    if w.deque.pop().is_some() {
         return; // the parent is still here: back into it
     }
     scheduler::parent_gone()
@@ -193,9 +199,10 @@ impl<T: Copy + 'static> Drop for JoinHandle<T> {
 
 #[inline(always)]
 fn join_cell<T: Copy>(cell: CellRef) -> T {
-    // A JoinHandle is neither Send nor Sync, but a thread-local can still
-    // carry one out of its task: check where we are.
-    let _ = worker_for_task("JoinHandle::join");
+    // A JoinHandle is neither Send nor Sync: it is on the worker thread,
+    // whose runtime made it. Taking a finished task's result needs nothing
+    // more; suspending needs a task (a thread-local can carry a handle out
+    // of its task), checked below.
     loop {
         let w = worker_in_task();
         if cell.rank == w.rank {
@@ -203,14 +210,15 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
                 // SAFETY: done, and it holds the T its spawn created it for.
                 let value = unsafe { cell.result_local::<T>() };
                 w.cells.free(cell);
-                w.counters.update(|c| c.joins += 1);
+                w.run.counters.update(|c| c.joins += 1);
                 return value;
             }
         } else if cell.is_done_remote(w.gasnet) {
             let value = cell.take_remote::<T>(w.gasnet);
-            w.counters.update(|c| c.joins += 1);
+            w.run.counters.update(|c| c.joins += 1);
             return value;
         }
+        let _ = worker_for_task("JoinHandle::join");
         scheduler::suspend_until_done(cell);
     }
 }

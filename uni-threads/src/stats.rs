@@ -104,8 +104,15 @@ stats! {
     steals_succeeded: Sum Count,
     /// Attempts that stopped at the empty check (victim had nothing).
     empty_check_aborts: Sum Count,
-    /// Attempts that found the victim's lock taken.
-    lock_failures: Sum Count,
+    /// Attempts that could not claim an entry: the victim's lock was taken
+    /// (paper protocol) or its fetch-and-add found nothing shared (split).
+    claim_failures: Sum Count,
+    /// Entries this rank exposed to thieves at their request (split
+    /// protocol).
+    exposures: Sum Count,
+    /// Remote round trips of the successful steals (blocking RMA, atomics,
+    /// request-reply AMs), counted by the gasnet-sys wrappers.
+    steal_round_trips: Sum Count,
     /// Bytes of stack frames copied by steals.
     frame_bytes_stolen: Sum Bytes,
     /// Largest distance from the stack region's top to a saved context.
@@ -116,13 +123,15 @@ stats! {
     resumes: Sum Count,
     /// Time spent handling Active Messages (fetch-and-add requests).
     msg_handling_cycles: Sum Cycles,
-    /// Steal phases, summed over successful steals: empty check, lock,
-    /// read head/tail + advance + read the entry, frame transfer, unlock.
+    /// Steal phases, summed over successful steals: the empty check; the
+    /// claim (split: one fetch-and-add; paper: lock, read head/tail,
+    /// advance head, re-read tail); reading the entry; the frame transfer;
+    /// the release (split: a non-blocking put; paper: the unlock).
     steal_empty_check_cycles: Sum Cycles,
-    steal_lock_cycles: Sum Cycles,
     steal_claim_cycles: Sum Cycles,
+    steal_entry_cycles: Sum Cycles,
     steal_transfer_cycles: Sum Cycles,
-    steal_unlock_cycles: Sum Cycles,
+    steal_release_cycles: Sum Cycles,
     /// Copying joiners' frames out (suspend) and back (resume).
     suspend_cycles: Sum Cycles,
     resume_cycles: Sum Cycles,

@@ -19,15 +19,16 @@ use std::cell::{Cell, RefCell, UnsafeCell};
 use std::mem::MaybeUninit;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use am_fad::DequeLock;
 use gasnet_sys::Gasnet;
 
 use crate::arena::{Layout, ARENA_BASE};
+use crate::attention::{Attention, Look};
 use crate::config::Config;
-use crate::deque::Deque;
+use crate::deque::{ArenaOwnWords, Deque};
 use crate::future::CellPool;
 use crate::rdma::RdmaAlloc;
 use crate::stats::Counters;
+use crate::victim::VictimRng;
 
 /// A thread suspended in `join`: its frames `[ctx, top)` are saved in the
 /// RDMA region at `buf` until the child completes.
@@ -39,33 +40,55 @@ pub struct Waiter {
     pub cell: crate::future::CellRef,
 }
 
+/// Where the running thread is, and the native contexts around it.
+pub struct ThreadPlace {
+    /// Top (exclusive) of the running thread's frames in the stack region.
+    pub top: Cell<usize>,
+    /// Top of the native stack the scheduler runs on (process-local).
+    pub sched_stack_top: usize,
+    /// The context of `Runtime::run`'s caller on the native stack.
+    pub main_ctx: Cell<usize>,
+}
+
+/// Threads suspended in a join, and the RDMA-region buffers of their frames.
+pub struct Waiters {
+    pub rdma: RefCell<RdmaAlloc>,
+    pub list: RefCell<Vec<Waiter>>,
+    /// A thread on its way into the list (set just before switching to the
+    /// scheduler stack).
+    pub suspending: Cell<Option<Waiter>>,
+}
+
+/// The current run: its number and its statistics.
+pub struct RunState {
+    /// The run number the FINISHED word must reach for this run to be over.
+    pub id: Cell<u64>,
+    pub counters: Counters,
+    /// The lowest context record of this run (its `max_stack_bytes`).
+    pub lowest_ctx: Cell<usize>,
+    /// am_fad::handler_cycles() when the run started.
+    pub handler_cycles_at_start: Cell<u64>,
+}
+
+/// This process's scheduler state: who it is (GASNet, rank, configuration,
+/// arena layout) and its parts, each with one purpose.
 pub struct Worker {
     pub gasnet: Gasnet,
     pub rank: u32,
     pub ranks: u32,
     pub config: Config,
     pub layout: Layout,
-    /// Top (exclusive) of the running thread's frames in the stack region.
-    pub top: Cell<usize>,
-    pub deque: Deque,
+    /// Ready continuations (owner side; thieves reach it remotely).
+    pub deque: Deque<ArenaOwnWords>,
+    /// Future cells of this rank's tasks.
     pub cells: CellPool,
-    pub lock: DequeLock,
-    pub rdma: RefCell<RdmaAlloc>,
-    pub waiters: RefCell<Vec<Waiter>>,
-    /// A thread on its way into the wait list (set just before switching to
-    /// the scheduler stack).
-    pub suspending: Cell<Option<Waiter>>,
-    /// Top of the native stack the scheduler runs on (process-local).
-    pub sched_stack_top: usize,
-    /// The context of `Runtime::run`'s caller on the native stack.
-    pub main_ctx: Cell<usize>,
-    pub poll_countdown: Cell<u32>,
-    pub counters: Counters,
-    pub victims: crate::steal::VictimRng,
-    /// am_fad::handler_cycles() when the current run started.
-    pub handler_cycles_at_start: Cell<u64>,
-    /// The run number the FINISHED word must reach for this run to be over.
-    pub run_id: Cell<u64>,
+    /// The attention word's polling state.
+    pub attention: Attention,
+    /// Victim choice when stealing.
+    pub victims: VictimRng,
+    pub thread: ThreadPlace,
+    pub waiters: Waiters,
+    pub run: RunState,
     /// The communication-assisting thread (`rdma-emulated` mode).
     pub poller: RefCell<Option<am_fad::poller::Poller>>,
 }
@@ -211,19 +234,25 @@ pub fn install(w: Worker) {
 }
 
 impl Worker {
-    /// Polls for Active Messages every `poll_interval` spawns (the AM
-    /// modes' and the AM-carried conduits' price for remote progress).
+    /// What every spawn (and `poll_point`) does for other ranks: one load of
+    /// the attention word; when it is set, serve (see [`crate::attention`]).
     #[inline(always)]
-    pub fn poll_at_spawn(&self) {
-        if self.config.poll_interval == 0 {
-            return;
+    pub fn check_attention(&self) {
+        if Attention::raised() {
+            self.attend();
         }
-        let left = self.poll_countdown.get();
-        if left > 1 {
-            self.poll_countdown.set(left - 1);
-        } else {
-            self.poll_countdown.set(self.config.poll_interval);
+    }
+
+    /// The attention word is set: poll for Active Messages (fetch-and-add
+    /// requests in `am` mode, remote frees), and expose an entry to the
+    /// thief that asked for work.
+    #[inline(never)]
+    pub fn attend(&self) {
+        if let Look::Now { requested } = self.attention.take() {
             self.poll_now();
+            if requested && self.deque.expose() {
+                self.run.counters.update(|c| c.exposures += 1);
+            }
         }
     }
 
@@ -233,7 +262,28 @@ impl Worker {
         let start = crate::tsc::now();
         self.gasnet.poll();
         let cycles = crate::tsc::now().wrapping_sub(start);
-        self.counters.update(|s| s.msg_handling_cycles += cycles);
+        self.run.counters.update(|s| s.msg_handling_cycles += cycles);
+    }
+
+    /// Records a context record at `ctx` (the stack's depth there).
+    #[inline(always)]
+    pub fn note_stack_low(&self, ctx: usize) {
+        self.run.lowest_ctx.set(self.run.lowest_ctx.get().min(ctx));
+    }
+
+    /// This run's counters so far, the stack depth included.
+    pub fn stats_snapshot(&self) -> crate::stats::Stats {
+        let mut s = self.run.counters.snapshot();
+        s.max_stack_bytes = s
+            .max_stack_bytes
+            .max((self.layout.stack_top() - self.run.lowest_ctx.get().min(self.layout.stack_top())) as u64);
+        s
+    }
+
+    /// Zeroes the counters at the start of a run.
+    pub fn reset_stats(&self) {
+        self.run.counters.reset();
+        self.run.lowest_ctx.set(usize::MAX);
     }
 
     /// Whether the current run's root task has completed (on any rank).
@@ -242,7 +292,7 @@ impl Worker {
         // SAFETY: a control word of the mapped arena, written by remote puts
         // of whole words and read atomically here.
         let word = unsafe { &*(Layout::addr(crate::arena::FINISHED_WORD) as *const std::sync::atomic::AtomicU64) };
-        word.load(Ordering::Acquire) >= self.run_id.get()
+        word.load(Ordering::Acquire) >= self.run.id.get()
     }
 
     /// The lowest address in use in the stack region while the worker is in

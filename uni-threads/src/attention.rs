@@ -1,0 +1,99 @@
+//! The attention word: how other ranks make a busy worker look up from its
+//! task. One word per rank in the arena's control page, checked at every
+//! spawn (and `poll_point`) with one local load.
+//!
+//! - Thieves raise it (`am_fad::raise_attention`) when they find nothing
+//!   shared in the split protocol (a request to expose work) and, in `am`
+//!   mode, after sending a fetch-and-add request (which the worker serves
+//!   only when it polls). In shared memory (PSHM) raising is a store into
+//!   the target's mapped segment, so the target sees it at its next spawn.
+//! - Across the network (udp, mpi without shared memory, ibv) a put to raise
+//!   it is itself carried by an Active Message that the target must poll
+//!   for. There the worker also polls on a countdown (`poll_interval`
+//!   spawns, the paper's mechanism; default every spawn in `am` mode and 64
+//!   in `native` mode): its own mark [`ATTENTION_PERIODIC`] keeps the word
+//!   non-zero, and a raised request is served at once.
+//!
+//! The worker clears the word with a swap (a full fence) *before* it polls
+//! and looks at its deque, so a request raised after a message was queued
+//! is never lost: either the swap sees it, or the poll sees the message.
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use am_fad::{ATTENTION_PERIODIC, ATTENTION_REQUEST};
+
+use crate::arena::{control_word, ATTENTION_WORD};
+
+/// What the worker must do when its word is set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Look {
+    /// Count down (periodic polling, nothing requested yet).
+    Later,
+    /// Poll; `requested`: a thief asked for work too.
+    Now { requested: bool },
+}
+
+/// This rank's attention word and polling countdown (worker thread only).
+pub struct Attention {
+    /// Poll every this many spawns anyway (0: only when raised).
+    interval: u32,
+    countdown: Cell<u32>,
+}
+
+#[inline(always)]
+fn word() -> &'static AtomicU64 {
+    // SAFETY: a control word of the mapped arena (the Attention exists only
+    // once it is mapped), written whole by other ranks and swapped here.
+    unsafe { control_word(ATTENTION_WORD) }
+}
+
+impl Attention {
+    /// Starts with the word clear, or marked periodic.
+    ///
+    /// # Safety
+    /// The arena must be mapped.
+    pub unsafe fn new(interval: u32) -> Attention {
+        word().store(Self::idle_value(interval), Ordering::Release);
+        Attention {
+            interval,
+            countdown: Cell::new(interval.max(1)),
+        }
+    }
+
+    fn idle_value(interval: u32) -> u64 {
+        if interval == 0 {
+            0
+        } else {
+            ATTENTION_PERIODIC
+        }
+    }
+
+    pub fn interval(&self) -> u32 {
+        self.interval
+    }
+
+    /// Whether the word is set: the spawn path's one load.
+    #[inline(always)]
+    pub fn raised() -> bool {
+        word().load(Ordering::Relaxed) != 0
+    }
+
+    /// The word was set: what to do.
+    #[inline]
+    pub fn take(&self) -> Look {
+        let w = word();
+        if self.interval != 0 && w.load(Ordering::Relaxed) == ATTENTION_PERIODIC {
+            let left = self.countdown.get();
+            if left > 1 {
+                self.countdown.set(left - 1);
+                return Look::Later;
+            }
+        }
+        self.countdown.set(self.interval.max(1));
+        let seen = w.swap(Self::idle_value(self.interval), Ordering::SeqCst);
+        Look::Now {
+            requested: seen == ATTENTION_REQUEST,
+        }
+    }
+}

@@ -1,0 +1,188 @@
+//! The deque's words where they really are: the owner's in this process's
+//! arena (plain memory, and the atomic words through
+//! [`am_fad::DequeAtomics`]); a victim's in its segment, reached by GASNet
+//! RMA and remote atomics. Every remote operation goes through the
+//! gasnet-sys wrappers, which count them (`gasnet_sys::ops`).
+
+use std::sync::atomic::AtomicU64;
+
+use am_fad::DequeAtomics;
+use gasnet_sys::Gasnet;
+
+use super::{words, Entry, OwnWords, VictimWords, ENTRY_BYTES};
+use crate::arena::{self, Layout, ATTENTION_WORD, DEQUE_OFFSET};
+
+/// Arena address of entry slot `i` (the same in every process).
+#[inline(always)]
+fn slot_addr(i: u64) -> usize {
+    Layout::addr(DEQUE_OFFSET) + i as usize * ENTRY_BYTES
+}
+
+/// This rank's deque words.
+pub struct ArenaOwnWords {
+    gasnet: Gasnet,
+    atomics: DequeAtomics,
+    /// Segment addresses of the atomic words (for the atomic domain).
+    lock_segment: usize,
+    split_segment: usize,
+}
+
+impl ArenaOwnWords {
+    /// Zeroes this rank's deque words and registers its atomic words.
+    /// Collective (the atomic domain is created here in `native` mode).
+    ///
+    /// # Safety
+    /// The arena must be mapped, and this must be the only owner-side
+    /// handle of it.
+    pub unsafe fn new(gasnet: Gasnet, atomics: DequeAtomics) -> ArenaOwnWords {
+        let me = gasnet.rank();
+        let lock_segment = arena::remote(gasnet, me, Layout::addr(words::LOCK));
+        atomics.init_own(
+            lock_segment,
+            Layout::addr(words::LOCK) as *const u64,
+            words::ATOMIC_WORDS,
+            arena::segment_offset(Layout::addr(ATTENTION_WORD)),
+        );
+        let own = ArenaOwnWords {
+            gasnet,
+            atomics,
+            lock_segment,
+            split_segment: arena::remote(gasnet, me, Layout::addr(words::HEAD_SPLIT)),
+        };
+        own.head().store(0, std::sync::atomic::Ordering::Relaxed);
+        own.tail().store(0, std::sync::atomic::Ordering::Relaxed);
+        own
+    }
+
+    pub fn atomics(&self) -> &DequeAtomics {
+        &self.atomics
+    }
+
+    #[inline(always)]
+    fn local(offset: usize) -> *const u64 {
+        Layout::addr(offset) as *const u64
+    }
+}
+
+impl OwnWords for ArenaOwnWords {
+    #[inline(always)]
+    fn tail(&self) -> &AtomicU64 {
+        // SAFETY: a control word of the mapped arena (new's contract), read
+        // by thieves with whole-word RMA.
+        unsafe { arena::control_word(words::TAIL) }
+    }
+    #[inline(always)]
+    fn head(&self) -> &AtomicU64 {
+        // SAFETY: as in tail().
+        unsafe { arena::control_word(words::HEAD) }
+    }
+    #[inline(always)]
+    fn slot(&self, i: u64) -> *mut Entry {
+        slot_addr(i) as *mut Entry
+    }
+    fn split_fetch_add(&self, value: u64) -> u64 {
+        self.atomics
+            .own_fetch_add(self.split_segment, Self::local(words::HEAD_SPLIT), value)
+    }
+    fn split_load(&self) -> u64 {
+        self.atomics
+            .own_load(self.split_segment, Self::local(words::HEAD_SPLIT))
+    }
+    fn split_compare_swap(&self, current: u64, new: u64) -> u64 {
+        self.atomics
+            .own_compare_swap(self.split_segment, Self::local(words::HEAD_SPLIT), current, new)
+    }
+    fn split_store(&self, value: u64) {
+        self.atomics
+            .own_store(self.split_segment, Self::local(words::HEAD_SPLIT), value)
+    }
+    fn lock(&self) {
+        self.atomics.lock_own(self.lock_segment, Self::local(words::LOCK))
+    }
+    fn unlock(&self) {
+        self.atomics.unlock_own(self.lock_segment, Self::local(words::LOCK))
+    }
+    fn wait(&self) {
+        self.gasnet.poll()
+    }
+}
+
+/// Another rank's deque words, as a thief reaches them.
+pub struct RemoteDeque<'a> {
+    gasnet: Gasnet,
+    rank: u32,
+    atomics: &'a DequeAtomics,
+}
+
+/// The value a release writes (a put's source must outlive it).
+static ZERO: u64 = 0;
+
+impl<'a> RemoteDeque<'a> {
+    pub fn new(gasnet: Gasnet, rank: u32, atomics: &'a DequeAtomics) -> RemoteDeque<'a> {
+        RemoteDeque { gasnet, rank, atomics }
+    }
+
+    /// The victim's segment address of arena address `addr`.
+    #[inline]
+    fn at(&self, addr: usize) -> usize {
+        arena::remote(self.gasnet, self.rank, addr)
+    }
+
+    fn word(&self, offset: usize) -> usize {
+        self.at(Layout::addr(offset))
+    }
+}
+
+impl VictimWords for RemoteDeque<'_> {
+    fn split_load(&self) -> u64 {
+        self.atomics.load(self.rank, self.word(words::HEAD_SPLIT))
+    }
+    fn split_fetch_add(&self, value: u64) -> u64 {
+        let word = self.word(words::HEAD_SPLIT);
+        self.atomics.fetch_add(self.rank, word, value).unwrap_or_else(|| {
+            self.gasnet.fail(format_args!(
+                "rank {} refused a fetch-and-add on its deque word {word:#x}: the ranks disagree about the arena layout",
+                self.rank
+            ))
+        })
+    }
+    fn request(&self) {
+        am_fad::raise_attention(
+            self.gasnet,
+            self.rank,
+            arena::segment_offset(Layout::addr(ATTENTION_WORD)),
+        )
+    }
+    fn entry(&self, i: u64) -> Entry {
+        let mut raw = [0u8; ENTRY_BYTES];
+        self.gasnet.get(&mut raw, self.rank, self.at(slot_addr(i)));
+        Entry {
+            ctx: u64::from_ne_bytes(raw[..8].try_into().unwrap()),
+            top: u64::from_ne_bytes(raw[8..].try_into().unwrap()),
+        }
+    }
+    fn release_entry(&self, i: u64) {
+        let top = self.at(slot_addr(i) + 8);
+        // SAFETY: ZERO is a static: valid and unchanged until the put
+        // completes (the thief waits for its puts before its next steal).
+        unsafe { self.gasnet.put_nbi(self.rank, top, &ZERO as *const u64 as *const u8, 8) }
+    }
+    fn try_lock(&self) -> bool {
+        self.atomics.try_lock(self.rank, self.word(words::LOCK))
+    }
+    fn unlock(&self) {
+        self.atomics.unlock(self.rank, self.word(words::LOCK))
+    }
+    fn head_and_tail(&self) -> (u64, u64) {
+        let mut buf = [0u8; words::TAIL + 8 - words::HEAD];
+        self.gasnet.get(&mut buf, self.rank, self.word(words::HEAD));
+        let word = |at: usize| u64::from_ne_bytes(buf[at..at + 8].try_into().unwrap());
+        (word(0), word(words::TAIL - words::HEAD))
+    }
+    fn put_head(&self, head: u64) {
+        self.gasnet.put_u64(self.rank, self.word(words::HEAD), head)
+    }
+    fn get_tail(&self) -> u64 {
+        self.gasnet.get_u64(self.rank, self.word(words::TAIL))
+    }
+}

@@ -1,0 +1,281 @@
+//! The deque's protocols run by threads of one process on an in-process
+//! model of the words (CPU atomics standing for the remote operations):
+//! one owner pushing and popping like a spawning task, thieves claiming and
+//! releasing. Every interleaving the threads produce must hand each entry
+//! to exactly one side and never let the owner reuse a slot (or its frames)
+//! before the thief that claimed it has released it.
+
+use super::*;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+
+const CAPACITY: usize = 64;
+
+/// One rank's words, as plain shared memory.
+struct Words {
+    tail: AtomicU64,
+    head: AtomicU64,
+    lock: AtomicU64,
+    packed: AtomicU64,
+    attention: AtomicBool,
+    slots: Vec<[AtomicU64; 2]>,
+    /// What the "frames" of the entry in each slot are: its id, written
+    /// by the owner at push. A thief checks they are unchanged until it
+    /// releases the entry.
+    frames: Vec<AtomicU64>,
+}
+
+impl Words {
+    fn new() -> Arc<Words> {
+        Arc::new(Words {
+            tail: AtomicU64::new(0),
+            head: AtomicU64::new(0),
+            lock: AtomicU64::new(0),
+            packed: AtomicU64::new(0),
+            attention: AtomicBool::new(false),
+            slots: (0..CAPACITY).map(|_| [AtomicU64::new(0), AtomicU64::new(0)]).collect(),
+            frames: (0..CAPACITY).map(|_| AtomicU64::new(0)).collect(),
+        })
+    }
+}
+
+struct Own(Arc<Words>);
+
+impl OwnWords for Own {
+    fn tail(&self) -> &AtomicU64 {
+        &self.0.tail
+    }
+    fn head(&self) -> &AtomicU64 {
+        &self.0.head
+    }
+    fn slot(&self, i: u64) -> *mut Entry {
+        self.0.slots[i as usize].as_ptr() as *mut Entry
+    }
+    fn split_fetch_add(&self, value: u64) -> u64 {
+        self.0.packed.fetch_add(value, SeqCst)
+    }
+    fn split_load(&self) -> u64 {
+        self.0.packed.load(SeqCst)
+    }
+    fn split_compare_swap(&self, current: u64, new: u64) -> u64 {
+        match self.0.packed.compare_exchange(current, new, SeqCst, SeqCst) {
+            Ok(v) | Err(v) => v,
+        }
+    }
+    fn split_store(&self, value: u64) {
+        self.0.packed.store(value, SeqCst)
+    }
+    fn lock(&self) {
+        while self.0.lock.compare_exchange(0, 1, SeqCst, SeqCst).is_err() {
+            std::hint::spin_loop();
+        }
+    }
+    fn unlock(&self) {
+        self.0.lock.store(0, SeqCst)
+    }
+    fn wait(&self) {
+        std::thread::yield_now()
+    }
+}
+
+struct Thief(Arc<Words>);
+
+impl VictimWords for Thief {
+    fn split_load(&self) -> u64 {
+        self.0.packed.load(SeqCst)
+    }
+    fn split_fetch_add(&self, value: u64) -> u64 {
+        self.0.packed.fetch_add(value, SeqCst)
+    }
+    fn request(&self) {
+        self.0.attention.store(true, SeqCst)
+    }
+    fn entry(&self, i: u64) -> Entry {
+        let s = &self.0.slots[i as usize];
+        Entry {
+            ctx: s[0].load(SeqCst),
+            top: s[1].load(SeqCst),
+        }
+    }
+    fn release_entry(&self, i: u64) {
+        self.0.slots[i as usize][1].store(0, SeqCst)
+    }
+    fn try_lock(&self) -> bool {
+        self.0.lock.fetch_add(1, SeqCst) == 0
+    }
+    fn unlock(&self) {
+        self.0.lock.store(0, SeqCst)
+    }
+    fn head_and_tail(&self) -> (u64, u64) {
+        (self.0.head.load(SeqCst), self.0.tail.load(SeqCst))
+    }
+    fn put_head(&self, head: u64) {
+        self.0.head.store(head, SeqCst)
+    }
+    fn get_tail(&self) -> u64 {
+        self.0.tail.load(SeqCst)
+    }
+}
+
+/// xorshift, for the owner's and thieves' choices.
+fn next(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
+/// Runs an owner against `thieves` thieves for `steps` owner operations;
+/// checks that every entry went to exactly one side; returns how many
+/// were stolen.
+fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: u64) -> u64 {
+    let words = Words::new();
+    let stop = Arc::new(AtomicBool::new(false));
+    let stolen = Arc::new(Mutex::new(Vec::new()));
+    let handles: Vec<_> = (0..thieves)
+        .map(|k| {
+            let (w, stop, stolen) = (words.clone(), stop.clone(), stolen.clone());
+            std::thread::spawn(move || {
+                let v = Thief(w.clone());
+                let mut rng = seed ^ (k as u64 + 1) * 0x9E37_79B9;
+                let mut mine = Vec::new();
+                while !stop.load(SeqCst) {
+                    let mut times = ClaimTimes::default();
+                    match claim(&v, protocol, empty_check, || 0, &mut times) {
+                        Ok(c) => {
+                            let id = c.entry.ctx;
+                            assert_eq!(c.entry.top, id + 1, "a claimed entry is whole");
+                            assert_eq!(w.frames[c.index as usize].load(SeqCst), id, "frames before the copy");
+                            for _ in 0..next(&mut rng) % 64 {
+                                std::hint::spin_loop();
+                            }
+                            assert_eq!(
+                                w.frames[c.index as usize].load(SeqCst),
+                                id,
+                                "the owner reused a claimed entry's frames before its release"
+                            );
+                            release(&v, protocol, &c);
+                            mine.push(id);
+                        }
+                        Err(_) => std::thread::yield_now(),
+                    }
+                }
+                stolen.lock().unwrap().extend(mine);
+            })
+        })
+        .collect();
+
+    let dq = Deque::new(Own(words.clone()), CAPACITY, protocol);
+    let mut rng = seed;
+    let mut stack: Vec<u64> = Vec::new();
+    let mut popped = Vec::new();
+    let mut pushed = 0u64;
+    let mut pop = |stack: &mut Vec<u64>, popped: &mut Vec<u64>| {
+        let expected = stack.pop().expect("the owner pops what it pushed");
+        match dq.pop() {
+            Some(e) => {
+                assert_eq!(e.ctx, expected, "the owner pops its newest entry");
+                popped.push(expected);
+            }
+            // Every entry was claimed: the owner's view is empty.
+            None => stack.clear(),
+        }
+    };
+    for _ in 0..steps {
+        if words.attention.swap(false, SeqCst) {
+            dq.expose();
+        }
+        let t = words.tail.load(SeqCst) as usize;
+        if next(&mut rng) % 2 == 0 && t < CAPACITY {
+            let id = (pushed + 1) * 2;
+            pushed += 1;
+            words.frames[t].store(id, SeqCst);
+            assert!(dq.push(Entry { ctx: id, top: id + 1 }));
+            stack.push(id);
+        } else if !stack.is_empty() {
+            pop(&mut stack, &mut popped);
+        }
+    }
+    while !stack.is_empty() {
+        pop(&mut stack, &mut popped);
+    }
+    stop.store(true, SeqCst);
+    for h in handles {
+        h.join().unwrap();
+    }
+    let mut all = popped;
+    let stolen = stolen.lock().unwrap().clone();
+    all.extend(&stolen);
+    all.sort_unstable();
+    let expect: Vec<u64> = (1..=pushed).map(|i| i * 2).collect();
+    assert_eq!(
+        all, expect,
+        "every entry is taken exactly once ({protocol:?}, ec {empty_check})"
+    );
+    assert!(dq.is_empty());
+    eprintln!(
+        "{protocol:?} ec={empty_check} thieves={thieves}: {pushed} entries, {} stolen",
+        stolen.len()
+    );
+    stolen.len() as u64
+}
+
+#[test]
+fn packing_round_trips_and_split_decrements() {
+    for (h, s) in [(0, 0), (5, 9), (HEAD_MASK, MAX_CAPACITY as u64)] {
+        assert_eq!(unpack(pack(h, s)), (h, s));
+    }
+    assert_eq!(unpack(pack(7, 9).wrapping_add(SPLIT_DECREMENT)), (7, 8));
+    assert_eq!(unpack(pack(7, 9) + 1), (8, 9));
+}
+
+#[test]
+fn one_rank_pops_everything_without_atomics() {
+    // No thief: the split never moves, so every pop is private.
+    assert_eq!(run(Protocol::Split, true, 0, 20_000, 3), 0);
+    assert_eq!(run(Protocol::Paper, true, 0, 20_000, 3), 0);
+}
+
+#[test]
+fn split_protocol_hands_each_entry_to_one_side() {
+    let mut stolen = 0;
+    for (thieves, ec, seed) in [(1, true, 1), (1, false, 2), (3, true, 3), (3, false, 4)] {
+        stolen += run(Protocol::Split, ec, thieves, 200_000, seed);
+    }
+    assert!(stolen > 0, "thieves stole nothing: the test tested nothing");
+}
+
+#[test]
+fn paper_protocol_hands_each_entry_to_one_side() {
+    let mut stolen = 0;
+    for (thieves, ec, seed) in [(1, true, 5), (1, false, 6), (3, true, 7)] {
+        stolen += run(Protocol::Paper, ec, thieves, 200_000, seed);
+    }
+    assert!(stolen > 0, "thieves stole nothing: the test tested nothing");
+}
+
+#[test]
+fn split_claims_fail_until_the_owner_exposes() {
+    let words = Words::new();
+    let dq = Deque::new(Own(words.clone()), CAPACITY, Protocol::Split);
+    let v = Thief(words.clone());
+    for id in [2, 4, 6] {
+        assert!(dq.push(Entry { ctx: id, top: id + 1 }));
+    }
+    let mut t = ClaimTimes::default();
+    assert_eq!(claim(&v, Protocol::Split, true, || 0, &mut t), Err(Miss::Empty));
+    assert!(words.attention.load(SeqCst), "an empty check asks the owner for work");
+    assert_eq!(claim(&v, Protocol::Split, false, || 0, &mut t), Err(Miss::ClaimFailed));
+    assert!(dq.expose());
+    // The failed claim inflated head; the expose set it back.
+    let c = claim(&v, Protocol::Split, true, || 0, &mut t).unwrap();
+    assert_eq!((c.index, c.entry.ctx), (0, 2), "the oldest entry is exposed first");
+    assert_eq!(claim(&v, Protocol::Split, false, || 0, &mut t), Err(Miss::ClaimFailed));
+    release(&v, Protocol::Split, &c);
+    assert!(dq.stolen(0) && !dq.stolen(1));
+    assert_eq!(dq.pop().map(|e| e.ctx), Some(6));
+    assert_eq!(dq.pop().map(|e| e.ctx), Some(4));
+    assert_eq!(dq.pop(), None, "the last entry was stolen");
+    assert!(dq.is_empty());
+    assert_eq!(unpack(words.packed.load(SeqCst)), (0, 0), "the deque starts over");
+}
