@@ -103,19 +103,21 @@ pub fn send_malformed_request(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
 /// anyway, by default (0: only when its attention word is raised).
 /// `all_shared_memory`: every rank of the job is in this rank's shared-memory
 /// (PSHM) neighbourhood, so requesters can raise its attention word with a
-/// plain store and RMA and atomics need no help from its CPU.
+/// plain store.
 ///
-/// - `am`: 0 in shared memory (requests raise the attention word); else
-///   every spawn (the paper's AM-based design: a put to raise the word would
-///   itself need the target to poll);
+/// - smp: 0 in every mode (all is shared memory; the job ends by signals);
 /// - `rdma-emulated`: 0 (the communication-assisting thread polls);
-/// - `native`: 0 in shared memory; else every 64 spawns (the conduit
-///   carries atomics and RMA by Active Messages).
+/// - `am`: every 64 spawns when all ranks share memory (requests raise the
+///   attention word; the countdown only keeps the conduit's own traffic,
+///   such as a failing rank's exit, flowing); else every spawn (the
+///   paper's AM-based design: a put to raise the word would itself need the
+///   target to poll);
+/// - `native`: every 64 spawns (the conduit carries its own traffic, and
+///   atomics and RMA outside shared memory, by Active Messages).
 pub const fn default_poll_interval(all_shared_memory: bool) -> u32 {
-    match MODE {
-        _ if all_shared_memory => 0,
-        Mode::Am => 1,
-        Mode::RdmaEmulated => 0,
-        Mode::Native => 64,
+    match (gasnet_sys::CONDUIT, MODE) {
+        (gasnet_sys::Conduit::Smp, _) | (_, Mode::RdmaEmulated) => 0,
+        (_, Mode::Am) if !all_shared_memory => 1,
+        _ => 64,
     }
 }

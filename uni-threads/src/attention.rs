@@ -9,10 +9,12 @@
 //!   the target's mapped segment, so the target sees it at its next spawn.
 //! - Across the network (udp, mpi without shared memory, ibv) a put to raise
 //!   it is itself carried by an Active Message that the target must poll
-//!   for. There the worker also polls on a countdown (`poll_interval`
-//!   spawns, the paper's mechanism; default every spawn in `am` mode and 64
-//!   in `native` mode): its own mark [`ATTENTION_PERIODIC`] keeps the word
-//!   non-zero, and a raised request is served at once.
+//!   for. And on every conduit but smp, GASNet's own traffic (a failing
+//!   rank's exit among it) arrives only when a rank polls. So there the
+//!   worker also polls on a countdown (`poll_interval` spawns: every spawn
+//!   in `am` mode when some rank is outside shared memory, the paper's
+//!   mechanism; else every 64): its own mark [`ATTENTION_PERIODIC`] keeps
+//!   the word non-zero, and a raised request is served at once.
 //!
 //! The worker clears the word with a swap (a full fence) *before* it polls
 //! and looks at its deque, so a request raised after a message was queued
@@ -24,15 +26,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use am_fad::{ATTENTION_PERIODIC, ATTENTION_REQUEST};
 
 use crate::arena::{control_word, ATTENTION_WORD};
-
-/// What the worker must do when its word is set.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Look {
-    /// Count down (periodic polling, nothing requested yet).
-    Later,
-    /// Poll; `requested`: a thief asked for work too.
-    Now { requested: bool },
-}
 
 /// This rank's attention word and polling countdown (worker thread only).
 pub struct Attention {
@@ -79,21 +72,24 @@ impl Attention {
         word().load(Ordering::Relaxed) != 0
     }
 
-    /// The word was set: what to do.
-    #[inline]
-    pub fn take(&self) -> Look {
-        let w = word();
-        if self.interval != 0 && w.load(Ordering::Relaxed) == ATTENTION_PERIODIC {
+    /// The word is set: whether to act now. Periodic polling with nothing
+    /// raised counts down instead (inline: the common case on such jobs).
+    #[inline(always)]
+    pub fn due(&self) -> bool {
+        if self.interval != 0 && word().load(Ordering::Relaxed) == ATTENTION_PERIODIC {
             let left = self.countdown.get();
             if left > 1 {
                 self.countdown.set(left - 1);
-                return Look::Later;
+                return false;
             }
         }
+        true
+    }
+
+    /// Acting on the word: clears it (a full fence, before the caller
+    /// polls) and says whether a thief asked for work.
+    pub fn take(&self) -> bool {
         self.countdown.set(self.interval.max(1));
-        let seen = w.swap(Self::idle_value(self.interval), Ordering::SeqCst);
-        Look::Now {
-            requested: seen == ATTENTION_REQUEST,
-        }
+        word().swap(Self::idle_value(self.interval), Ordering::SeqCst) == ATTENTION_REQUEST
     }
 }

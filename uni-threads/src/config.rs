@@ -8,7 +8,7 @@
 //! | deque capacity (entries) | `UAT_DEQUE_CAPACITY` | 131,072 |
 //! | future cells | `UAT_FUTURE_CELLS` | 131,072 |
 //! | RDMA region (suspended stacks) | `UAT_RDMA_REGION` | 64 MiB |
-//! | poll every N spawns anyway (0: only when asked) | `UAT_POLL_INTERVAL` | 0 in shared memory; else `am` 1, `native` 64 |
+//! | poll every N spawns anyway (0: only when asked) | `UAT_POLL_INTERVAL` | smp 0; else 64 (`am` beyond shared memory: 1; `rdma-emulated`: 0) |
 //! | steal protocol | `UAT_STEAL_PROTOCOL=split\|paper` | split |
 //! | print the configuration at start | `UAT_VERBOSE=1` | off |
 //! | victim-choice seed | `UAT_SEED` | from the clock |

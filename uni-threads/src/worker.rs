@@ -22,7 +22,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use gasnet_sys::Gasnet;
 
 use crate::arena::{Layout, ARENA_BASE};
-use crate::attention::{Attention, Look};
+use crate::attention::Attention;
 use crate::config::Config;
 use crate::deque::{ArenaOwnWords, Deque};
 use crate::future::CellPool;
@@ -238,7 +238,7 @@ impl Worker {
     /// the attention word; when it is set, serve (see [`crate::attention`]).
     #[inline(always)]
     pub fn check_attention(&self) {
-        if Attention::raised() {
+        if Attention::raised() && self.attention.due() {
             self.attend();
         }
     }
@@ -248,11 +248,10 @@ impl Worker {
     /// thief that asked for work.
     #[inline(never)]
     pub fn attend(&self) {
-        if let Look::Now { requested } = self.attention.take() {
-            self.poll_now();
-            if requested && self.deque.expose() {
-                self.run.counters.update(|c| c.exposures += 1);
-            }
+        let requested = self.attention.take();
+        self.poll_now();
+        if requested && self.deque.expose() {
+            self.run.counters.update(|c| c.exposures += 1);
         }
     }
 
