@@ -92,6 +92,7 @@ unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, cell_addr: usize, cell_rank
         top: w.thread.top.get(),
         buf: 0,
         cell,
+        deque: w.deque_mark(),
     }));
     enter()
 }
@@ -124,7 +125,15 @@ fn take_resumable_waiter() -> Option<Waiter> {
         return None;
     }
     let lowest = w.lowest_used();
-    let i = waiters.iter().position(|x| x.top <= lowest && is_done(x.cell))?;
+    // A thread that finishes returns into its parent if the deque's newest
+    // entry is there (it pops it): so a waiter resumes only into the deque
+    // it left (its parent's entry, if any, still the newest) or into an
+    // empty one — never above another thread's entry, which its pop would
+    // take for its parent's.
+    let mark = w.deque_mark();
+    let i = waiters
+        .iter()
+        .position(|x| x.top <= lowest && (w.deque.is_empty() || x.deque == mark) && is_done(x.cell))?;
     Some(waiters.swap_remove(i))
 }
 

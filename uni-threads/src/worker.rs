@@ -38,6 +38,8 @@ pub struct Waiter {
     pub top: usize,
     pub buf: usize,
     pub cell: crate::future::CellRef,
+    /// The deque when it suspended ([`Worker::deque_mark`]).
+    pub deque: (u64, u64),
 }
 
 /// Where the running thread is, and the native contexts around it.
@@ -262,6 +264,12 @@ impl Worker {
         self.gasnet.poll();
         let cycles = crate::tsc::now().wrapping_sub(start);
         self.run.counters.update(|s| s.msg_handling_cycles += cycles);
+    }
+
+    /// Identifies the deque's state for a waiter: its length and the pushes
+    /// of this run so far (equal marks: nothing was pushed or popped since).
+    pub fn deque_mark(&self) -> (u64, u64) {
+        (self.deque.len(), self.run.counters.snapshot().spawns)
     }
 
     /// Records a context record at `ctx` (the stack's depth there).

@@ -382,6 +382,11 @@ impl<W: OwnWords> Deque<W> {
         (t > 0).then(|| unsafe { self.words.slot(t - 1).read() })
     }
 
+    /// The number of entries pushed and not popped (stolen ones included).
+    pub fn len(&self) -> u64 {
+        self.words.tail().load(Ordering::Relaxed)
+    }
+
     /// The index the newest push went to, if any (owner's view; the entry
     /// may have been stolen since).
     pub fn newest_pushed(&self) -> Option<u64> {
