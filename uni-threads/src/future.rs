@@ -61,9 +61,10 @@ impl CellRef {
     /// `T` must fit (checked at compile time by the callers) and the cell must
     /// be pending, written by one completer.
     #[inline(always)]
-    pub unsafe fn complete_local<T: Copy>(self, value: T) {
-        // SAFETY: the cell is pending: nobody reads its result yet.
-        unsafe { (self.addr as *mut u8).add(16).cast::<T>().write_unaligned(value) };
+    pub unsafe fn complete_local<T: Copy>(self, value: &T) {
+        // SAFETY: the cell is pending: nobody reads its result yet; the
+        // result part is 16-aligned and holds MAX_RESULT_SIZE >= size_of T.
+        unsafe { copy_in_field_sized_pieces(value, (self.addr as *mut u8).add(16)) };
         self.cell().state.store(DONE, Ordering::Release);
     }
 
@@ -76,6 +77,38 @@ impl CellRef {
         // SAFETY: caller's contract; the Acquire load in is_done_local
         // ordered this read after the completer's write.
         unsafe { (self.addr as *const u8).add(16).cast::<T>().read_unaligned() }
+    }
+}
+
+/// Copies a `T` in pieces of its alignment (at most 8 bytes), with loads
+/// the compiler may not merge: each piece lies within one store of a field
+/// of `value`, so a value written just before is forwarded from the store
+/// buffer instead of waited for (a wider load spanning two stores waits).
+///
+/// # Safety
+/// `dst` must be valid for `size_of::<T>()` bytes and aligned like `T`
+/// (up to 8).
+#[inline(always)]
+unsafe fn copy_in_field_sized_pieces<T>(value: &T, dst: *mut u8) {
+    let src = value as *const T as *const u8;
+    let n = std::mem::size_of::<T>();
+    macro_rules! pieces {
+        ($t:ty) => {{
+            let w = std::mem::size_of::<$t>();
+            for i in 0..n / w {
+                // SAFETY: in bounds of both (n bytes), aligned to w.
+                unsafe {
+                    let v = std::ptr::read_volatile(src.add(i * w).cast::<$t>());
+                    dst.add(i * w).cast::<$t>().write(v);
+                }
+            }
+        }};
+    }
+    match std::mem::align_of::<T>() {
+        a if a >= 8 && n % 8 == 0 => pieces!(u64),
+        a if a >= 4 && n % 4 == 0 => pieces!(u32),
+        a if a >= 2 && n % 2 == 0 => pieces!(u16),
+        _ => pieces!(u8),
     }
 }
 

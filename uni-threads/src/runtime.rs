@@ -417,7 +417,7 @@ where
             addr: root_cell,
             rank: 0,
         },
-        value,
+        &value,
     );
     // Tell every rank (this one included) that the job is over. The root
     // joined all its tasks, so no thread is left anywhere.

@@ -134,10 +134,16 @@ where
     // own: the parent's frame does not move with the child.
     let f = unsafe { std::ptr::read(f as *const F) };
 
-    let value = run_task(f);
+    // The result is written where the task's body returns it (its return
+    // slot), then copied into the cell in pieces no wider than its fields:
+    // a wider copy would span the body's separate stores, still in the
+    // store buffer, and wait for them.
+    let mut value = std::mem::MaybeUninit::<T>::uninit();
+    run_task_into(f, &mut value);
 
     // The child may have moved to another process: fetch the worker again.
-    complete(cell, value);
+    // SAFETY: run_task_into wrote a T (or ended the job).
+    complete(cell, unsafe { value.assume_init_ref() });
     let w = worker_in_task();
     if w.deque.pop().is_some() {
         return; // the parent is still here: back into it
@@ -162,15 +168,27 @@ fn task_panicked() -> ! {
     fatal::fatal(format_args!("a task panicked (message above); ending the job"))
 }
 
+/// [`run_task`], writing the result into `out`.
+#[inline(always)]
+fn run_task_into<F: FnOnce() -> T, T>(f: F, out: &mut std::mem::MaybeUninit<T>) {
+    if std::panic::catch_unwind(AssertUnwindSafe(|| {
+        out.write(f());
+    }))
+    .is_err()
+    {
+        task_panicked()
+    }
+}
+
 /// Stores a finished task's result in its cell.
 #[inline(always)]
-pub(crate) fn complete<T: Copy>(cell: CellRef, value: T) {
+pub(crate) fn complete<T: Copy>(cell: CellRef, value: &T) {
     let w = worker_in_task();
     if cell.rank == w.rank {
         // SAFETY: T fits (Fits::OK in spawn); one completer per cell.
         unsafe { cell.complete_local(value) }
     } else {
-        cell.complete_remote(w.gasnet, &value as *const T as *const u8, std::mem::size_of::<T>())
+        cell.complete_remote(w.gasnet, value as *const T as *const u8, std::mem::size_of::<T>())
     }
 }
 
