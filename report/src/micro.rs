@@ -127,9 +127,10 @@ pub fn spawn(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     });
     let text = format!(
         "A task that is spawned and joined without being stolen, against a plain function call and \
-         `rayon::join` in the same binary (`micro spawn`, one rank). In `am` mode every spawn polls \
-         GASNet for incoming fetch-and-add requests (the paper's design); `native` and `rdma-emulated` \
-         spawns touch no network. The paper measured 184 cycles (RDMA-emulated) and 353 cycles \
+         `rayon::join` in the same binary (`micro spawn`, one rank). A spawn reads its rank's \
+         attention word (one load) and polls GASNet only when a request raised it; rows marked \
+         \"paper\" run the paper's mechanisms instead: its THE deque (a fence at every pop) and, in \
+         `am` mode, a poll at every spawn (the paper's AM-based design). The paper measured 184 cycles (RDMA-emulated) and 353 cycles \
          (AM-based) on a 2.93 GHz X5670, and {} cycles for MassiveThreads.\n\n{}\n{}{}",
         paper::MASSIVETHREADS_SPAWN_CYCLES,
         md.markdown(),

@@ -641,9 +641,10 @@ pub fn messages(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
     Some(Section {
         title: "Fig. 16 — time handling messages at spawn (AM mode)".into(),
         text: format!(
-            "In `am` mode a thief's lock request is an Active Message that the victim answers when \
-             it next polls, and it polls at every spawn (`UAT_POLL_INTERVAL`, default 1, as in the \
-             paper). This is the time spent in those polls — the handlers included, empty polls too, \
+            "In `am` mode a thief's request is an Active Message that the victim answers when it next \
+             polls. With the paper's mechanisms (rows \"paper\": `UAT_POLL_INTERVAL=1`) it polls at \
+             every spawn; by default it polls only at a spawn that finds its attention word raised by \
+             a request. This is the time spent in those polls — the handlers included, empty polls too, \
              timed with the TSC around each poll — as a share of the run's total rank-time, the \
              paper's Fig. 16 quantity. Its floor is the poll's own cost times the spawn rate (it is \
              there at one rank too); the handlers add to it as thieves multiply. The paper: BTC 63.3%, \
