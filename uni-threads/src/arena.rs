@@ -70,9 +70,60 @@ pub struct Layout {
 // line. The deque's words are at the offsets `crate::deque::words` names,
 // below 192.
 /// Set (to the run's number) on every rank when the root task has completed.
-pub const FINISHED_WORD: usize = 192;
+pub const FINISHED_WORD: ControlWord = ControlWord::at(192);
 /// The worker's attention word, checked at every spawn (`crate::attention`).
-pub const ATTENTION_WORD: usize = 256;
+pub const ATTENTION_WORD: ControlWord = ControlWord::at(256);
+
+/// A word of the control page, named by its offset from [`ARENA_BASE`]: the
+/// same arena address in every process. Its three addresses — in the arena
+/// here, in any rank's segment, and its offset in every segment — come
+/// from it, so a word is never mistaken for a plain number or for another
+/// kind of address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ControlWord(usize);
+
+impl ControlWord {
+    /// The word at `offset` (8-aligned, inside the control page).
+    pub const fn at(offset: usize) -> ControlWord {
+        assert!(
+            offset & 7 == 0 && offset < PAGE,
+            "a control word is an aligned word of the control page"
+        );
+        ControlWord(offset)
+    }
+
+    /// Bytes from the control page's start.
+    pub const fn offset(self) -> usize {
+        self.0
+    }
+
+    /// Its arena address (the same in every process).
+    pub const fn addr(self) -> usize {
+        ARENA_BASE + self.0
+    }
+
+    /// The word in this process's arena.
+    ///
+    /// # Safety
+    /// The arena must be mapped, and everyone must access the word
+    /// atomically (whole-word RMA counts).
+    #[inline(always)]
+    pub unsafe fn local(self) -> &'static AtomicU64 {
+        // SAFETY: caller's contract; 8-aligned (checked in `at`).
+        unsafe { &*(self.addr() as *const AtomicU64) }
+    }
+
+    /// Its address in `rank`'s segment (for RMA and remote atomics).
+    #[inline]
+    pub fn on(self, gasnet: Gasnet, rank: u32) -> usize {
+        remote(gasnet, rank, self.addr())
+    }
+
+    /// Its offset in every rank's segment.
+    pub fn segment_offset(self) -> usize {
+        segment_offset(self.addr())
+    }
+}
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub const DEQUE_OFFSET: usize = PAGE;
 /// Bytes of one rank's stats slot.
@@ -231,17 +282,6 @@ pub fn remote(gasnet: Gasnet, rank: u32, addr: usize) -> usize {
 #[inline]
 pub fn segment_offset(addr: usize) -> usize {
     addr + BASE_OFFSET.load(Ordering::Relaxed) - ARENA_BASE
-}
-
-/// The control word at `offset` from [`ARENA_BASE`] in this process.
-///
-/// # Safety
-/// The arena must be mapped, and `offset` must name an 8-aligned control
-/// word that everyone accesses atomically (whole-word RMA counts).
-#[inline(always)]
-pub unsafe fn control_word(offset: usize) -> &'static AtomicU64 {
-    // SAFETY: caller's contract.
-    unsafe { &*(Layout::addr(offset) as *const AtomicU64) }
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use am_fad::{ATTENTION_PERIODIC, ATTENTION_REQUEST};
 
-use crate::arena::{control_word, ATTENTION_WORD};
+use crate::arena::ATTENTION_WORD;
 
 /// This rank's attention word and polling countdown (worker thread only).
 pub struct Attention {
@@ -38,7 +38,7 @@ pub struct Attention {
 fn word() -> &'static AtomicU64 {
     // SAFETY: a control word of the mapped arena (the Attention exists only
     // once it is mapped), written whole by other ranks and swapped here.
-    unsafe { control_word(ATTENTION_WORD) }
+    unsafe { ATTENTION_WORD.local() }
 }
 
 impl Attention {

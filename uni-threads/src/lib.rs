@@ -154,7 +154,7 @@ pub fn send_malformed_messages(rank: u32) -> u32 {
 /// word (for micro-benchmarks). None: the target refused it.
 pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
     let w = worker::worker_for_thread("uat::bench_fetch_add");
-    let word = arena::remote(w.gasnet, rank, ARENA_BASE + deque::words::FAD_BENCH);
+    let word = deque::words::FAD_BENCH.on(w.gasnet, rank);
     w.deque.words().atomics().fetch_add(rank, word, value)
 }
 
@@ -163,11 +163,11 @@ pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
 /// added up to).
 pub fn bench_word() -> u64 {
     let w = worker::worker_for_thread("uat::bench_word");
-    let word = arena::remote(w.gasnet, w.rank, ARENA_BASE + deque::words::FAD_BENCH);
+    let word = deque::words::FAD_BENCH;
     w.deque
         .words()
         .atomics()
-        .own_load(word, (ARENA_BASE + deque::words::FAD_BENCH) as *const u64)
+        .own_load(word.on(w.gasnet, w.rank), word.addr() as *const u64)
 }
 
 #[doc(hidden)]
@@ -175,7 +175,7 @@ pub fn bench_word() -> u64 {
 /// for atomics: the AM modes must refuse it (tests the handler's check).
 pub fn bench_fetch_add_unregistered(rank: u32) -> Option<u64> {
     let w = worker::worker_for_thread("uat::bench_fetch_add_unregistered");
-    let word = arena::remote(w.gasnet, rank, ARENA_BASE + deque::words::HEAD);
+    let word = deque::words::HEAD.on(w.gasnet, rank);
     w.deque.words().atomics().fetch_add(rank, word, 0)
 }
 

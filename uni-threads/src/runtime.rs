@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use am_fad::DequeAtomics;
 use gasnet_sys::Gasnet;
 
-use crate::arena::{self, ArenaError, Layout, ARENA_BASE, FINISHED_WORD, GUARD_RESERVE};
+use crate::arena::{self, ArenaError, Layout, FINISHED_WORD, GUARD_RESERVE};
 use crate::attention::Attention;
 use crate::collective;
 use crate::config::fmt_size;
@@ -423,11 +423,7 @@ where
     // joined all its tasks, so no thread is left anywhere.
     let w = worker();
     for r in 0..w.ranks {
-        w.gasnet.put_u64(
-            r,
-            arena::remote(w.gasnet, r, ARENA_BASE + FINISHED_WORD),
-            w.run.id.get(),
-        );
+        w.gasnet.put_u64(r, FINISHED_WORD.on(w.gasnet, r), w.run.id.get());
     }
     scheduler::enter()
 }

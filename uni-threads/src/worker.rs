@@ -298,7 +298,7 @@ impl Worker {
     pub fn finished(&self) -> bool {
         // SAFETY: a control word of the mapped arena, written by remote puts
         // of whole words and read atomically here.
-        let word = unsafe { &*(Layout::addr(crate::arena::FINISHED_WORD) as *const std::sync::atomic::AtomicU64) };
+        let word = unsafe { crate::arena::FINISHED_WORD.local() };
         word.load(Ordering::Acquire) >= self.run.id.get()
     }
 

@@ -10,7 +10,7 @@ use am_fad::DequeAtomics;
 use gasnet_sys::Gasnet;
 
 use super::{words, Entry, OwnWords, VictimWords, ENTRY_BYTES};
-use crate::arena::{self, Layout, ATTENTION_WORD, DEQUE_OFFSET};
+use crate::arena::{self, ControlWord, Layout, ATTENTION_WORD, DEQUE_OFFSET};
 
 /// Arena address of entry slot `i` (the same in every process).
 #[inline(always)]
@@ -36,18 +36,18 @@ impl ArenaOwnWords {
     /// handle of it.
     pub unsafe fn new(gasnet: Gasnet, atomics: DequeAtomics) -> ArenaOwnWords {
         let me = gasnet.rank();
-        let lock_segment = arena::remote(gasnet, me, Layout::addr(words::LOCK));
+        let lock_segment = words::LOCK.on(gasnet, me);
         atomics.init_own(
             lock_segment,
-            Layout::addr(words::LOCK) as *const u64,
+            words::LOCK.addr() as *const u64,
             words::ATOMIC_WORDS,
-            arena::segment_offset(Layout::addr(ATTENTION_WORD)),
+            ATTENTION_WORD.segment_offset(),
         );
         let own = ArenaOwnWords {
             gasnet,
             atomics,
             lock_segment,
-            split_segment: arena::remote(gasnet, me, Layout::addr(words::HEAD_SPLIT)),
+            split_segment: words::HEAD_SPLIT.on(gasnet, me),
         };
         own.head().store(0, std::sync::atomic::Ordering::Relaxed);
         own.tail().store(0, std::sync::atomic::Ordering::Relaxed);
@@ -59,8 +59,8 @@ impl ArenaOwnWords {
     }
 
     #[inline(always)]
-    fn local(offset: usize) -> *const u64 {
-        Layout::addr(offset) as *const u64
+    fn local(word: ControlWord) -> *const u64 {
+        word.addr() as *const u64
     }
 }
 
@@ -69,12 +69,12 @@ impl OwnWords for ArenaOwnWords {
     fn tail(&self) -> &AtomicU64 {
         // SAFETY: a control word of the mapped arena (new's contract), read
         // by thieves with whole-word RMA.
-        unsafe { arena::control_word(words::TAIL) }
+        unsafe { words::TAIL.local() }
     }
     #[inline(always)]
     fn head(&self) -> &AtomicU64 {
         // SAFETY: as in tail().
-        unsafe { arena::control_word(words::HEAD) }
+        unsafe { words::HEAD.local() }
     }
     #[inline(always)]
     fn slot(&self, i: u64) -> *mut Entry {
@@ -128,8 +128,8 @@ impl<'a> RemoteDeque<'a> {
         arena::remote(self.gasnet, self.rank, addr)
     }
 
-    fn word(&self, offset: usize) -> usize {
-        self.at(Layout::addr(offset))
+    fn word(&self, word: ControlWord) -> usize {
+        word.on(self.gasnet, self.rank)
     }
 }
 
@@ -147,11 +147,7 @@ impl VictimWords for RemoteDeque<'_> {
         })
     }
     fn request(&self) {
-        am_fad::raise_attention(
-            self.gasnet,
-            self.rank,
-            arena::segment_offset(Layout::addr(ATTENTION_WORD)),
-        )
+        am_fad::raise_attention(self.gasnet, self.rank, ATTENTION_WORD.segment_offset())
     }
     fn entry(&self, i: u64) -> Entry {
         let mut raw = [0u8; ENTRY_BYTES];
@@ -174,10 +170,11 @@ impl VictimWords for RemoteDeque<'_> {
         self.atomics.unlock(self.rank, self.word(words::LOCK))
     }
     fn head_and_tail(&self) -> (u64, u64) {
-        let mut buf = [0u8; words::TAIL + 8 - words::HEAD];
+        const SPAN: usize = words::TAIL.offset() + 8 - words::HEAD.offset();
+        let mut buf = [0u8; SPAN];
         self.gasnet.get(&mut buf, self.rank, self.word(words::HEAD));
         let word = |at: usize| u64::from_ne_bytes(buf[at..at + 8].try_into().unwrap());
-        (word(0), word(words::TAIL - words::HEAD))
+        (word(0), word(words::TAIL.offset() - words::HEAD.offset()))
     }
     fn put_head(&self, head: u64) {
         self.gasnet.put_u64(self.rank, self.word(words::HEAD), head)

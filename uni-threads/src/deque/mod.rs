@@ -159,18 +159,20 @@ impl Protocol {
 /// word on its own cache line except the atomic ones, which are
 /// consecutive (the AM service allows exactly that range).
 pub mod words {
+    use crate::arena::ControlWord;
+
     /// The paper's lock (atomic).
-    pub const LOCK: usize = 0;
+    pub const LOCK: ControlWord = ControlWord::at(0);
     /// A spare atomic word remote fetch-and-adds may target (benchmarks).
-    pub const FAD_BENCH: usize = 8;
+    pub const FAD_BENCH: ControlWord = ControlWord::at(8);
     /// The split protocol's packed `(head, split)` (atomic).
-    pub const HEAD_SPLIT: usize = 16;
+    pub const HEAD_SPLIT: ControlWord = ControlWord::at(16);
     /// How many consecutive atomic words start at [`LOCK`].
     pub const ATOMIC_WORDS: usize = 3;
     /// The paper's `head`.
-    pub const HEAD: usize = 64;
+    pub const HEAD: ControlWord = ControlWord::at(64);
     /// `tail` (both protocols; the owner's, read by the paper's thieves).
-    pub const TAIL: usize = 128;
+    pub const TAIL: ControlWord = ControlWord::at(128);
 }
 
 /// The owner's access to its own deque's words.
