@@ -452,10 +452,12 @@ fn attention_main(rt: &uat::Runtime, fads: u64, table: bool) -> bool {
         return true;
     };
     let answered = answered as u64;
-    // Two ranks: nobody but the hammering rank raises rank 0's word (after
-    // the steal, which may leave it raised once), so every polling spawn
-    // answers a raise of a request.
-    let polls_bounded = uat::MODE != uat::Mode::Am || g.size() > 2 || s.polling <= fads + 1;
+    // Two ranks, no periodic polling: nobody but the hammering rank raises
+    // rank 0's word, and each request raises it once. The steal may leave it
+    // raised twice more: by the raises of its failed attempts (all landed
+    // before its claim was served, one observation) and of its claim (which
+    // may land after rank 0 served the claim by polling in its wait).
+    let polls_bounded = uat::MODE != uat::Mode::Am || g.size() > 2 || rt.poll_interval() != 0 || s.polling <= fads + 2;
     let verified = answered == fads && s.counter == fads && hammer != 0 && polls_bounded;
     let mut m = header(rt, "micro attention");
     m.insert("params".into(), json!({"fads": fads}));
