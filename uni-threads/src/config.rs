@@ -41,7 +41,7 @@ pub struct Config {
     /// rank shares memory with every other).
     pub poll_interval: Option<u32>,
     /// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`).
-    pub steal_protocol: crate::deque::Protocol,
+    pub steal_protocol: StealProtocol,
     pub verbose: bool,
     /// Steal only after an empty check (one GET) says the victim has work.
     pub empty_check: bool,
@@ -68,7 +68,7 @@ impl Default for Config {
             future_cells: 1 << 17,
             rdma_region: 64 << 20,
             poll_interval: None,
-            steal_protocol: crate::deque::Protocol::Split,
+            steal_protocol: StealProtocol::Split,
             verbose: false,
             empty_check: true,
             seed: None,
@@ -76,6 +76,34 @@ impl Default for Config {
             poller_core: None,
             check_migration: false,
             force_steal: false,
+        }
+    }
+}
+
+/// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`; the same on
+/// every rank). The deque module states both protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealProtocol {
+    /// Private/shared split, claims by one fetch-and-add (the default).
+    Split,
+    /// The IPSJ 2016 paper's THE protocol with a remote lock.
+    Paper,
+}
+
+impl StealProtocol {
+    /// The name in `UAT_STEAL_PROTOCOL`, `--steal-protocol` and the JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            StealProtocol::Split => "split",
+            StealProtocol::Paper => "paper",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<StealProtocol> {
+        match text {
+            "split" => Some(StealProtocol::Split),
+            "paper" => Some(StealProtocol::Paper),
+            _ => None,
         }
     }
 }
@@ -180,7 +208,7 @@ impl Config {
             );
         }
         if let Some(v) = env("UAT_STEAL_PROTOCOL") {
-            c.steal_protocol = crate::deque::Protocol::parse(&v).ok_or_else(|| {
+            c.steal_protocol = StealProtocol::parse(&v).ok_or_else(|| {
                 ConfigError(format!(
                     "UAT_STEAL_PROTOCOL={v}: expected split (the default: private/shared deque, claims by one \
                      fetch-and-add) or paper (IPSJ 2016: THE with a remote lock)"
@@ -245,7 +273,7 @@ impl Config {
         self.poll_interval = Some(spawns);
         self
     }
-    pub fn steal_protocol(mut self, protocol: crate::deque::Protocol) -> Config {
+    pub fn steal_protocol(mut self, protocol: StealProtocol) -> Config {
         self.steal_protocol = protocol;
         self
     }
@@ -311,10 +339,12 @@ mod tests {
 
     #[test]
     fn the_steal_protocol_is_split_unless_asked() {
-        use crate::deque::Protocol;
-        assert_eq!(Config::from_lookup(|_| None).unwrap().steal_protocol, Protocol::Split);
+        assert_eq!(
+            Config::from_lookup(|_| None).unwrap().steal_protocol,
+            StealProtocol::Split
+        );
         let paper = Config::from_lookup(|k| (k == "UAT_STEAL_PROTOCOL").then(|| "paper".to_string())).unwrap();
-        assert_eq!(paper.steal_protocol, Protocol::Paper);
+        assert_eq!(paper.steal_protocol, StealProtocol::Paper);
         let e = Config::from_lookup(|k| (k == "UAT_STEAL_PROTOCOL").then(|| "THE".to_string())).unwrap_err();
         assert!(e.0.contains("UAT_STEAL_PROTOCOL=THE") && e.0.contains("split"), "{e}");
     }

@@ -82,8 +82,7 @@ mod victim;
 mod worker;
 
 pub use arena::ARENA_BASE;
-pub use config::{Config, ConfigError, PollerCores};
-pub use deque::Protocol as StealProtocol;
+pub use config::{Config, ConfigError, PollerCores, StealProtocol};
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};

@@ -123,33 +123,9 @@ pub fn pack(head: u64, split: u64) -> u64 {
     head | (split << HEAD_BITS)
 }
 
-/// Which protocol the owner and the thieves follow (the same on every
-/// rank).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Protocol {
-    /// Private/shared split, claims by one fetch-and-add (the default).
-    Split,
-    /// The IPSJ 2016 paper's THE protocol with a remote lock.
-    Paper,
-}
-
-impl Protocol {
-    /// The name in `UAT_STEAL_PROTOCOL`, `--steal-protocol` and the JSON.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Protocol::Split => "split",
-            Protocol::Paper => "paper",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Protocol> {
-        match text {
-            "split" => Some(Protocol::Split),
-            "paper" => Some(Protocol::Paper),
-            _ => None,
-        }
-    }
-}
+/// Which protocol the owner and the thieves follow (a setting: see
+/// [`crate::config::StealProtocol`]).
+pub use crate::config::StealProtocol as Protocol;
 
 // ---------------------------------------------------------------------------
 // The words
