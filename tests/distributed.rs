@@ -128,6 +128,22 @@ fn real_udp_steals_too() {
 }
 
 #[test]
+fn a_long_task_does_not_hold_its_parents_continuation_back() {
+    // The bottom entry of a deque is stealable without the owner's help.
+    // In `am` mode a claim is an Active Message its victim must poll for
+    // (the paper's design), so a task that never polls holds it back there.
+    if uat::MODE == uat::Mode::Am {
+        return;
+    }
+    for n in multi_rank_counts() {
+        let out = run_job(&["-n", &n.to_string()], &bin("examples/long_task"), &[]);
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        let json = out.json();
+        assert_ne!(json["continued_on"], 0, "the continuation was stolen: {json}");
+    }
+}
+
+#[test]
 fn a_panic_on_rank_1_of_3_ends_the_job_quickly() {
     let start = Instant::now();
     let out = run_job(&["-n", "3"], &bin("examples/fault"), &["panic", "--rank", "1"]);

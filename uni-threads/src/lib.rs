@@ -128,6 +128,26 @@ pub fn wait_until_parent_stolen() {
 }
 
 #[doc(hidden)]
+/// Test support: whether another rank has stolen the continuation of the
+/// calling task's parent — looked at without polling or serving requests
+/// (a task that neither spawns nor polls). False on one rank.
+pub fn parent_stolen() -> bool {
+    let w = worker::worker_for_task("uat::parent_stolen");
+    w.ranks > 1 && w.deque.newest_pushed().is_some_and(|parent| w.deque.stolen(parent))
+}
+
+#[doc(hidden)]
+/// Test support: the number of ranks of the job (0 before the runtime
+/// starts).
+pub fn ranks() -> u32 {
+    if worker::is_running() {
+        worker::worker().ranks
+    } else {
+        0
+    }
+}
+
+#[doc(hidden)]
 /// Test support: sends Active Messages that their handlers must refuse (and
 /// report), and returns how many: CELL_FREEs to `rank` of an address outside
 /// the cells, of a misaligned one and of a free cell, and to this rank of a

@@ -18,7 +18,13 @@
 //! them). The owner keeps its own copy of `split`; only it moves `split`.
 //!
 //! Owner:
-//! 1. **push**: write the entry at `tail`, then `tail + 1`. No atomics.
+//! 1. **push**: write the entry at `tail`, then `tail + 1`. No atomics —
+//!    except for the bottom entry (`tail` was 0), which is exposed at once
+//!    (step 4): the oldest continuation is the most work, and a thief can
+//!    take it even while the owner runs a long task that neither spawns
+//!    nor polls (which it could not, had it to wait for the owner to expose
+//!    it). One atomic each time the deque fills from empty: at one rank a
+//!    few per run (the root thread's spawns), not per spawn.
 //! 2. **pop**, while `tail > split` (the newest entry is private): `tail - 1`
 //!    and take it. No atomics, no fence: no thief can claim an index at or
 //!    above `split`, and only the owner moves `split`.
@@ -242,7 +248,17 @@ impl<W: OwnWords> Deque<W> {
         unsafe { self.words.slot(t).write(e) };
         // Release: a paper thief that sees the new tail sees the entry.
         self.words.tail().store(t + 1, Ordering::Release);
+        if t == 0 {
+            self.expose_bottom();
+        }
         true
+    }
+
+    /// Split protocol, 1.: the bottom entry is shared at once.
+    #[cold]
+    #[inline(never)]
+    fn expose_bottom(&self) {
+        self.expose();
     }
 
     /// Pops the newest entry, unless a thief took it (or the deque is empty).

@@ -242,8 +242,9 @@ fn packing_round_trips_and_split_decrements() {
 }
 
 #[test]
-fn one_rank_pops_everything_without_atomics() {
-    // No thief: the split never moves, so every pop is private.
+fn one_rank_gets_every_entry_back() {
+    // No thief: only bottom entries are ever shared, and the owner takes
+    // them back.
     assert_eq!(run(Protocol::Split, true, 0, 20_000, 3), 0);
     assert_eq!(run(Protocol::Paper, true, 0, 20_000, 3), 0);
 }
@@ -271,19 +272,27 @@ fn split_claims_fail_until_the_owner_exposes() {
         assert!(dq.push(Entry { ctx: id, top: id + 1 }));
     }
     let mut t = ClaimTimes::default();
+    // The bottom entry was shared at its push.
+    let bottom = claim(&v, Protocol::Split, true, || 0, &mut t).unwrap();
+    assert_eq!((bottom.index, bottom.entry.ctx), (0, 2));
+    release(&v, Protocol::Split, &bottom);
+    // The others are private until a thief asks and the owner exposes.
     assert_eq!(claim(&v, Protocol::Split, true, || 0, &mut t), Err(Miss::Empty));
     assert!(words.attention.load(SeqCst), "an empty check asks the owner for work");
     assert_eq!(claim(&v, Protocol::Split, false, || 0, &mut t), Err(Miss::ClaimFailed));
     assert!(dq.expose());
     // The failed claim inflated head; the expose set it back.
     let c = claim(&v, Protocol::Split, true, || 0, &mut t).unwrap();
-    assert_eq!((c.index, c.entry.ctx), (0, 2), "the oldest entry is exposed first");
+    assert_eq!(
+        (c.index, c.entry.ctx),
+        (1, 4),
+        "the oldest private entry is exposed first"
+    );
     assert_eq!(claim(&v, Protocol::Split, false, || 0, &mut t), Err(Miss::ClaimFailed));
     release(&v, Protocol::Split, &c);
-    assert!(dq.stolen(0) && !dq.stolen(1));
+    assert!(dq.stolen(1) && !dq.stolen(2));
     assert_eq!(dq.pop().map(|e| e.ctx), Some(6));
-    assert_eq!(dq.pop().map(|e| e.ctx), Some(4));
-    assert_eq!(dq.pop(), None, "the last entry was stolen");
+    assert_eq!(dq.pop(), None, "the rest was stolen");
     assert!(dq.is_empty());
     assert_eq!(unpack(words.packed.load(SeqCst)), (0, 0), "the deque starts over");
 }
