@@ -107,6 +107,44 @@ where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
+    if worker_in_task().deque.is_empty() {
+        // SAFETY: as for this call.
+        return unsafe { do_spawn_bottom::<F, T>(ctx, f, top, cell) };
+    }
+    // SAFETY: as for this call.
+    unsafe { child::<F, T, false>(ctx, f, top, cell) }
+}
+
+/// [`do_spawn`] when the deque is empty: the parent's entry becomes the
+/// bottom one, which the split protocol shares at once. A separate
+/// function, so that the call that shares it costs the common path
+/// nothing (no registers kept across it).
+///
+/// # Safety
+/// As for [`do_spawn`].
+#[cold]
+#[inline(never)]
+unsafe extern "C-unwind" fn do_spawn_bottom<F, T>(ctx: *mut u8, f: usize, top: usize, cell: usize)
+where
+    F: FnOnce() -> T + Copy + 'static,
+    T: Copy + 'static,
+{
+    // SAFETY: as for this call.
+    unsafe { child::<F, T, true>(ctx, f, top, cell) }
+}
+
+/// Pushes the parent, runs the child, completes its cell, and returns into
+/// the parent if it is still here.
+///
+/// # Safety
+/// As for [`do_spawn`] (`ctx` the parent's record, `f` its task, `top` its
+/// frames' top, `cell` a cell of this rank allocated for this child).
+#[inline(always)]
+unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, f: usize, top: usize, cell: usize)
+where
+    F: FnOnce() -> T + Copy + 'static,
+    T: Copy + 'static,
+{
     let w = worker_in_task();
     // The cell was allocated on this rank just now (spawn), before any
     // migration point.
@@ -115,10 +153,16 @@ where
         rank: w.rank,
     };
     let ctx = ctx as usize;
-    if !w.deque.push(Entry {
+    let entry = Entry {
         ctx: ctx as u64,
         top: top as u64,
-    }) {
+    };
+    let pushed = if BOTTOM {
+        w.deque.push_bottom(entry)
+    } else {
+        w.deque.push(entry)
+    };
+    if !pushed {
         fatal::deque_overflow(w.deque.capacity());
     }
     w.thread.top.set(ctx);

@@ -248,17 +248,19 @@ impl<W: OwnWords> Deque<W> {
         unsafe { self.words.slot(t).write(e) };
         // Release: a paper thief that sees the new tail sees the entry.
         self.words.tail().store(t + 1, Ordering::Release);
-        if t == 0 {
-            self.expose_bottom();
-        }
         true
     }
 
-    /// Split protocol, 1.: the bottom entry is shared at once.
-    #[cold]
-    #[inline(never)]
-    fn expose_bottom(&self) {
+    /// Pushes the bottom entry (the deque is empty), which the split
+    /// protocol shares at once (1.). Returns false when the deque is full.
+    #[must_use]
+    pub fn push_bottom(&self, e: Entry) -> bool {
+        debug_assert!(self.is_empty());
+        if !self.push(e) {
+            return false;
+        }
         self.expose();
+        true
     }
 
     /// Pops the newest entry, unless a thief took it (or the deque is empty).

@@ -202,7 +202,8 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
             let id = (pushed + 1) * 2;
             pushed += 1;
             words.frames[t].store(id, SeqCst);
-            assert!(dq.push(Entry { ctx: id, top: id + 1 }));
+            let e = Entry { ctx: id, top: id + 1 };
+            assert!(if dq.is_empty() { dq.push_bottom(e) } else { dq.push(e) });
             stack.push(id);
         } else if !stack.is_empty() {
             pop(&mut stack, &mut popped);
@@ -268,7 +269,8 @@ fn split_claims_fail_until_the_owner_exposes() {
     let words = Words::new();
     let dq = Deque::new(Own(words.clone()), CAPACITY, Protocol::Split);
     let v = Thief(words.clone());
-    for id in [2, 4, 6] {
+    assert!(dq.push_bottom(Entry { ctx: 2, top: 3 }));
+    for id in [4, 6] {
         assert!(dq.push(Entry { ctx: id, top: id + 1 }));
     }
     let mut t = ClaimTimes::default();
