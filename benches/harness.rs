@@ -122,6 +122,7 @@ impl Harness {
             line.insert("seq".into(), json!(self.common.seq));
             line.insert("empty_check".into(), json!(self.common.empty_check == OnOff::On));
             line.insert("steal_protocol".into(), json!(self.runtime.steal_protocol().name()));
+            line.insert("lifelines".into(), json!(self.runtime.lifelines()));
             line.insert("poll_interval".into(), json!(self.runtime.poll_interval()));
             line.insert("params".into(), params);
             line.insert("result".into(), json!(value));
@@ -167,6 +168,7 @@ pub fn stats_json(s: &Stats) -> Value {
     let fields = Stats::FIELDS.iter().zip(s.values()).map(|(field, value)| {
         let v = match field.unit {
             uat::Unit::Cycles => json!(secs(value)),
+            uat::Unit::Nanos => json!(round(value as f64 * 1e-9, 9)),
             _ => json!(value),
         };
         (field.json_name().into_owned(), v)

@@ -77,6 +77,17 @@ enum What {
         #[arg(long, default_value_t = 2000)]
         fads: u64,
     },
+    /// Idle ranks: a run whose root computes --serial-ms without spawning
+    /// (the other ranks' worker threads' CPU time per wall second), then a
+    /// run that does the same and then runs `btc --depth D` (per rank:
+    /// quiescences, wake-ups, steals; with lifelines on, the idle ranks
+    /// sleep, then are woken).
+    Idle {
+        #[arg(long, default_value_t = 300)]
+        serial_ms: u64,
+        #[arg(long, default_value_t = 22)]
+        depth: u32,
+    },
 }
 
 #[inline(never)]
@@ -145,6 +156,7 @@ fn main() {
             max_reps,
         } => steal_main(&rt, depth, min_steals, max_reps, o.table),
         What::Attention { fads } => attention_main(&rt, fads, o.table),
+        What::Idle { serial_ms, depth } => idle_main(&rt, serial_ms, depth, o.table),
     };
     gasnet.barrier();
     rt.exit(if ok { 0 } else { 1 });
@@ -159,6 +171,7 @@ fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
     m.insert("fad_path".into(), json!(rt.fad_path()));
     m.insert("oversubscribed".into(), json!(rt.oversubscribed()));
     m.insert("steal_protocol".into(), json!(rt.steal_protocol().name()));
+    m.insert("lifelines".into(), json!(rt.lifelines()));
     m.insert("poll_interval".into(), json!(rt.poll_interval()));
     m
 }
@@ -548,4 +561,89 @@ fn spawn_main(rt: &uat::Runtime, iters: u64, reps: u32, table: bool) -> bool {
         println!("{line}");
     }
     best.verified
+}
+
+/// Computes for `ms` milliseconds without spawning; returns the work done.
+fn serial_section(ms: u64) -> u64 {
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    let mut x = 0u64;
+    while std::time::Instant::now() < end {
+        for _ in 0..1000 {
+            x = work_unit(x);
+        }
+    }
+    x
+}
+
+fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool {
+    // Run 1: nothing but the serial section.
+    let start = std::time::Instant::now();
+    rt.run(move || std::hint::black_box(serial_section(serial_ms)));
+    let serial_wall = start.elapsed().as_secs_f64();
+    let serial_only = rt.stats_per_rank();
+    // Run 2: the serial section, then a parallel phase.
+    let start = std::time::Instant::now();
+    let tasks = rt.run(move || {
+        std::hint::black_box(serial_section(serial_ms));
+        btc(depth)
+    });
+    let wall = start.elapsed().as_secs_f64();
+    let per_rank = rt.stats_per_rank();
+    if rt.gasnet().rank() != 0 {
+        return true;
+    }
+    let idle: Vec<f64> = serial_only[1..]
+        .iter()
+        .map(|s| s.worker_cpu_ns as f64 * 1e-9 / serial_wall)
+        .collect();
+    let idle_cpu = idle.iter().sum::<f64>() / idle.len().max(1) as f64;
+    let verified = tasks == Some((1u64 << (depth + 1)) - 1);
+    let secs = |c: u64| c as f64 / uat::tsc_hz();
+    let ranks: Vec<Value> = per_rank
+        .iter()
+        .enumerate()
+        .map(|(r, s)| {
+            json!({
+                "rank": r,
+                "quiescences": s.quiescences,
+                "wakeups": s.wakeups,
+                "lifeline_wakes": s.lifeline_wakes,
+                "steals": s.steals_succeeded,
+                "steal_attempts": s.steals_attempted,
+                "quiescent_s": r3(secs(s.quiescent_cycles) * 1e3) / 1e3,
+                "wake_latency_max_us": r3(secs(s.wake_latency_max_cycles) * 1e6),
+                "worker_cpu_s": r3(s.worker_cpu_ns as f64 * 1e-6) / 1e3,
+                "cpu_per_wall": r3(s.worker_cpu_ns as f64 * 1e-9 / wall),
+            })
+        })
+        .collect();
+    let mut m = header(rt, "micro idle");
+    m.insert("params".into(), json!({"serial_ms": serial_ms, "depth": depth}));
+    m.insert("time_s".into(), json!(r3(wall * 1e3) / 1e3));
+    m.insert("serial_time_s".into(), json!(r3(serial_wall * 1e3) / 1e3));
+    m.insert("idle_ranks_cpu_per_wall".into(), json!(r3(idle_cpu)));
+    m.insert(
+        "idle_ranks_quiescent_share".into(),
+        json!(r3(serial_only[1..]
+            .iter()
+            .map(|s| secs(s.quiescent_cycles))
+            .sum::<f64>()
+            / (serial_wall * idle.len().max(1) as f64))),
+    );
+    m.insert("per_rank".into(), Value::Array(ranks));
+    m.insert("verified".into(), json!(verified));
+    if table {
+        eprintln!(
+            "lifelines {}: {:.0} ms serial: ranks 1.. used {idle_cpu:.3} CPU s per wall s; then with btc {depth}: {wall:.3} s, per rank (quiescences/wake-ups): {}",
+            rt.lifelines(),
+            serial_ms,
+            per_rank[1..]
+                .iter()
+                .map(|s| format!("{}/{}", s.quiescences, s.wakeups))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    println!("{}", Value::Object(m));
+    verified
 }

@@ -30,10 +30,16 @@ Experiments (IPSJ JIP 2016 numbering):
   scaling    Table 4, Figs. 14-16: strong scaling of BTC, UTS and NQueens for
              {rdma-emulated, am} x {empty check on, off} plus native; steals,
              message-handling share, stack use
+  lifelines  (not in the paper; PPoPP'11) idle ranks with lifelines on vs off
+             per mode: their worker CPU while the root computes alone (micro
+             idle), and BTC, UTS and NQueens time, steal attempts and
+             message handling in alternating on/off runs (--reps each)
 Every mode also runs with the paper's own mechanisms beside the defaults
 ("paper" rows: its THE steal protocol with a remote lock and, in am mode,
 a poll at every spawn; UAT_STEAL_PROTOCOL=paper, UAT_POLL_INTERVAL=1) in
-spawn and steal, and am in scaling.
+spawn and steal, and am in scaling; they run without lifelines (the
+paper's system had none). Everything else runs with the runtime's default
+(UAT_LIFELINES=on).
 UTS trees of the paper's family (-t 1 -r 0 -b 4 -a 3 -d D) have no published
 counts: each is counted once with --seq, cached in results/cache/, and every
 parallel run is checked against it.
@@ -42,7 +48,8 @@ Options:
   --ranks LIST        rank counts, e.g. 1,2,4,8,16 (default: powers of two up
                       to the number of cores)
   --modes LIST        fetch-and-add modes (default: native,am,rdma-emulated)
-  --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling (default: all)
+  --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling,lifelines
+                      (default: all)
   --conduit C         smp (default) | udp | mpi | ibv
   --launcher CMD      mpi/ibv: the launcher to use instead of mpirun or
                       GASNet's gasnetrun_ibv (passed to scripts/run.sh)
@@ -83,7 +90,7 @@ list() { tr ',' ' ' <<<"$1"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
-ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling"
+ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines"
 conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
 btc_depth=27 uts_depth=11 nqueens=15 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
@@ -130,7 +137,7 @@ for m in $(list "$modes"); do
   case "$m" in native|am|rdma-emulated) ;; *) die "unknown fetch-and-add mode '$m' (native, am or rdma-emulated)" ;; esac
 done
 for e in $(list "$experiments"); do
-  case "$e" in spawn|latency|steal|fad|seq|scaling) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling)" ;; esac
+  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines)" ;; esac
 done
 positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
 positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
@@ -249,15 +256,18 @@ run_job() {
   [ -z "$sub" ] || args=("$sub" "${args[@]}")
   [ "$ec" = na ] || args+=(--empty-check "$ec")
   # job_conduit / job_flags / job_program (set for one call) run it elsewhere;
-  # job_mech=paper runs it with the paper's mechanisms.
+  # job_mech=paper runs it with the paper's mechanisms (no lifelines);
+  # job_lifelines=on|off sets UAT_LIFELINES.
   local mech=${job_mech:-new} env=()
   if [ "$mech" = paper ]; then
-    env=(UAT_STEAL_PROTOCOL=paper)
+    env=(UAT_STEAL_PROTOCOL=paper UAT_LIFELINES=off)
     [ "$mode" != am ] || env+=(UAT_POLL_INTERVAL=1)
   fi
+  [ -z "${job_lifelines:-}" ] || env+=(UAT_LIFELINES="$job_lifelines")
   local runner=(env "${env[@]}" "$root/scripts/run.sh" --no-build --conduit "${job_conduit:-$conduit}" ${job_flags:-} --timeout "$timeout_s" -n "$n")
   [ -z "$launcher" ] || runner+=(--launcher "$launcher")
-  printf 'reproduce: [%s %4ds] %-8s %-14s %-13s %-5s ec=%-3s %3s ranks%s%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$mech" "$ec" "$n" \
+  printf 'reproduce: [%s %4ds] %-9s %-14s %-13s %-5s ec=%-3s %3s ranks%s%s%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$mech" "$ec" "$n" \
+    "$([ -z "${job_lifelines:-}" ] || echo " lifelines $job_lifelines")" \
     "$([ -z "${job_conduit:-}" ] || echo " over ${job_conduit}${job_flags:+ $job_flags}")" \
     "$([ "$over" = true ] && echo ' (oversubscribed)')" >&2
   local t0=$EPOCHREALTIME
@@ -298,7 +308,7 @@ first_mode=$(list "$modes" | awk '{print $1}')
 
 # --- The UTS tree's node count: a --seq run, once per tree, cached. ---
 uts_nodes=""
-if want seq || want scaling; then
+if want seq || want scaling || want lifelines; then
   key="uts$(tr -d ' ' <<<"$uts_args")"
   if [ -s "$cache/$key.json" ]; then
     uts_nodes=$(grep -o '"result":[0-9]*' "$cache/$key.json" | cut -d: -f2)
@@ -372,6 +382,31 @@ if want scaling; then
             job_mech=paper run_job scaling "$m" on "$n" $(bench_args "$b")
           done
         fi
+      done
+    done
+  done
+fi
+
+# --- Lifelines (PPoPP'11): idle ranks on vs off, alternating runs. ---
+if want lifelines; then
+  for m in $(list "$modes"); do
+    for n in $ranks; do
+      [ "$n" -ge 2 ] || continue
+      for l in on off; do
+        job_lifelines=$l run_job lifelines "$m" na "$n" micro-idle --serial-ms "$([ "$quick" = 1 ] && echo 100 || echo 300)"
+      done
+    done
+  done
+  for b in btc uts nqueens; do
+    for n in $ranks; do
+      for m in $(list "$modes"); do
+        should_run "$m" "$n" || continue
+        for ((r = 0; r < reps; r++)); do
+          for l in on off; do
+            # shellcheck disable=SC2046
+            job_lifelines=$l run_job lifelines "$m" na "$n" $(bench_args "$b")
+          done
+        done
       done
     done
   done

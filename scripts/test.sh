@@ -7,7 +7,9 @@
 #                              (1, 2, 4 ranks), udp (2 ranks, also over real
 #                              UDP) and mpi (2 ranks); the ibv variant links
 #                              and the reproduction pipeline on tiny inputs
-#                              (scripts/reproduce.sh --quick)
+#                              (scripts/reproduce.sh --quick); the lifelines
+#                              test (4 ranks) on udp and mpi in the am and
+#                              rdma-emulated modes too ("lifelines")
 #   scripts/test.sh smp-native run only the named variant(s); "reproduce" is
 #                              the pipeline alone
 #
@@ -19,7 +21,7 @@ cd "$root"
 
 uat=$("$root/scripts/launcher.sh")
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do
@@ -59,6 +61,22 @@ for variant in "${variants[@]}"; do
       echo "external: FAILED" >&2
       failed=$((failed + 1))
     fi
+    continue
+  fi
+  if [ "$variant" = lifelines ]; then
+    # The full variants above run every test with lifelines on (the
+    # default); here the lifelines test alone where CI builds no full
+    # variant: udp and mpi in the am and rdma-emulated modes.
+    ok=1
+    for v in udp-am udp-rdma-emulated mpi-am mpi-rdma-emulated; do
+      c=${v%%-*} f=${v#*-}
+      echo "=== lifelines: $v, tests/distributed.rs idle_ranks" >&2
+      "$uat" uat build --release --conduit "$c" --fad "$f" \
+        && cargo test --release --workspace --features "$("$uat" uat features --conduit "$c" --fad "$f")" \
+             --target-dir "target/$v" --test distributed -- idle_ranks \
+        || ok=0
+    done
+    if [ "$ok" = 1 ]; then passed=$((passed + 1)); else echo "lifelines: FAILED" >&2; failed=$((failed + 1)); fi
     continue
   fi
   conduit=${variant%%-*} fad=${variant#*-}

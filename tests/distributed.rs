@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{bin, rank_counts, run_job, JobOutput};
+use common::{bin, rank_counts, run_job, run_job_with_env, JobOutput};
 
 /// Multi-rank counts for this conduit (the single-rank runs are in runtime.rs).
 fn multi_rank_counts() -> Vec<u32> {
@@ -141,6 +141,38 @@ fn a_long_task_does_not_hold_its_parents_continuation_back() {
         let json = out.json();
         assert_ne!(json["continued_on"], 0, "the continuation was stolen: {json}");
     }
+}
+
+#[test]
+fn idle_ranks_quiesce_on_lifelines_and_are_woken_when_work_appears() {
+    // The root computes 250 ms without spawning (twice: the first run has
+    // nothing else, and measures the idle ranks' CPU), then spawns a
+    // parallel phase: every other rank must have slept and been woken.
+    let out = run_job_with_env(
+        &["-n", "4"],
+        &bin("micro"),
+        &["idle", "--serial-ms", "250", "--depth", "22"],
+        &[("UAT_LIFELINES", "on")],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(json["verified"], true, "{}", out.describe());
+    assert_eq!(json["ranks"], 4);
+    for r in 1..4 {
+        let rank = &json["per_rank"][r];
+        assert!(
+            rank["quiescences"].as_u64().unwrap() >= 1,
+            "rank {r} never quiesced: {json}"
+        );
+        assert!(
+            rank["wakeups"].as_u64().unwrap() >= 1,
+            "rank {r} was never woken: {json}"
+        );
+    }
+    // Sleeping, not spinning (lifelines off: about 1 CPU s per wall s, or
+    // the core's share when ranks outnumber cores).
+    let idle_cpu = json["idle_ranks_cpu_per_wall"].as_f64().unwrap();
+    assert!(idle_cpu < 0.3, "idle ranks used {idle_cpu} CPU s per wall s: {json}");
 }
 
 #[test]

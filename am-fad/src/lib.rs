@@ -60,6 +60,7 @@ pub const MODE: Mode = Mode::Native;
 pub mod poller;
 #[cfg(not(feature = "fad-native"))]
 pub mod service;
+pub mod sleep;
 mod words;
 
 pub use words::{raise_attention, DequeAtomics, ATTENTION_PERIODIC, ATTENTION_REQUEST};

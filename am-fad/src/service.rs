@@ -32,6 +32,9 @@ static LOCAL_BASE: AtomicUsize = AtomicUsize::new(0);
 /// Segment offset of every rank's attention word (raised after a request in
 /// `am` mode; 0 before `allow`).
 static ATTENTION_OFFSET: AtomicUsize = AtomicUsize::new(0);
+/// Segment offset of every rank's sleep word (a sleeping target is woken to
+/// serve a request in `am` mode; see [`crate::sleep`]).
+static SLEEP_OFFSET: AtomicUsize = AtomicUsize::new(0);
 /// TSC cycles spent in request handlers (the paper's Fig. 16 share).
 static HANDLER_CYCLES: AtomicU64 = AtomicU64::new(0);
 static HANDLED: AtomicU64 = AtomicU64::new(0);
@@ -48,10 +51,12 @@ pub fn handlers() -> [Handler; 2] {
 
 /// Allows requests on the segment words `[lo, hi)` of this rank, which this
 /// process sees at `local`; requests raise the target's attention word at
-/// `attention_offset` in its segment (`am` mode).
-pub fn allow(lo: usize, hi: usize, local: usize, attention_offset: usize) {
+/// `attention_offset` in its segment and wake it if it sleeps (its sleep
+/// word at `sleep_offset`) (`am` mode).
+pub fn allow(lo: usize, hi: usize, local: usize, attention_offset: usize, sleep_offset: usize) {
     LOCAL_BASE.store(local, Ordering::Relaxed);
     ATTENTION_OFFSET.store(attention_offset, Ordering::Relaxed);
+    SLEEP_OFFSET.store(sleep_offset, Ordering::Relaxed);
     ALLOWED_LO.store(lo, Ordering::Relaxed);
     ALLOWED_HI.store(hi, Ordering::Release);
 }
@@ -176,6 +181,14 @@ pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u
         // at its next spawn. (After the request: in shared memory the
         // message is in the target's queue before this store.)
         crate::raise_attention(gasnet, rank, ATTENTION_OFFSET.load(Ordering::Relaxed));
+        // A quiescent target polls once for it (shared memory; across the
+        // network it polls on its own back-off schedule while it sleeps).
+        crate::sleep::wake(
+            gasnet,
+            rank,
+            SLEEP_OFFSET.load(Ordering::Relaxed),
+            crate::sleep::Wake::Service,
+        );
     }
     while !slot.done.load(Ordering::Acquire) {
         gasnet.poll();

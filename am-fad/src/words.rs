@@ -71,11 +71,12 @@ impl DequeAtomics {
     /// Collective, after the segment is attached: zeroes this rank's `count`
     /// consecutive atomic words starting at segment address `word` (seen at
     /// `local` here), the only words remote fetch-and-adds may target, and
-    /// names the attention word that AM requests raise.
-    pub fn init_own(&self, word: usize, local: *const u64, count: usize, attention_offset: usize) {
+    /// names the attention and sleep words of every rank (AM requests raise
+    /// the first and wake a sleeping target through the second).
+    pub fn init_own(&self, word: usize, local: *const u64, count: usize, attention_offset: usize, sleep_offset: usize) {
         #[cfg(feature = "fad-native")]
         {
-            let _ = (local, attention_offset);
+            let _ = (local, attention_offset, sleep_offset);
             let ad = self.ad.get_or_init(|| self.gasnet.atomic_domain(Ops::ALL));
             for i in 0..count {
                 ad.set(self.gasnet.rank(), word + 8 * i, 0, Order::Release);
@@ -88,7 +89,7 @@ impl DequeAtomics {
                 // registered words (caller's contract).
                 unsafe { atomic(local.add(i)).store(0, std::sync::atomic::Ordering::Release) };
             }
-            service::allow(word, word + 8 * count, local as usize, attention_offset);
+            service::allow(word, word + 8 * count, local as usize, attention_offset, sleep_offset);
         }
     }
 

@@ -4,6 +4,7 @@
 
 mod data;
 mod import;
+mod lifelines;
 mod micro;
 mod paper;
 mod plot;
@@ -27,7 +28,8 @@ Writes the paper-reproduction report for DIR, a results directory of
 scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
   DIR/report.md      the report: findings, our numbers next to the paper's
   DIR/*.csv          scaling.csv (every benchmark run), spawn.csv,
-                     latency.csv, steal.csv, fad.csv
+                     latency.csv, steal.csv, fad.csv, lifelines.csv,
+                     lifelines-idle.csv
   DIR/plots/*.png    scaling, steals, overhead, msg-handling,
                      steal-breakdown, latency, spawn, fad
 and prints the summary table. Plots need a TrueType font: DejaVu Sans
@@ -149,6 +151,7 @@ fn generate(dir: &Path) -> Result<Made, String> {
         scaling::scaling(&res, &s, &mut ctx),
         scaling::steals(&res, &s, &mut ctx),
         scaling::messages(&res, &s, &mut ctx),
+        lifelines::section(&res, &mut ctx),
     ]
     .into_iter()
     .flatten()

@@ -13,7 +13,8 @@
 //! ```text
 //! guard          GUARD_RESERVE bytes of PROT_NONE, not part of the segment
 //! stack region   [lo, ARENA_BASE): threads' frames grow down from ARENA_BASE
-//! control page   at ARENA_BASE: the deque's words, finished, attention
+//! control page   at ARENA_BASE: the deque's words, finished, attention,
+//!                sleep, lifeline slots
 //! deque entries  capacity × 16 bytes (at a fixed address: DEQUE_OFFSET)
 //! future cells   count × 64 bytes
 //! stats slots    one per rank (rank 0's are gathered at the end of a run)
@@ -73,6 +74,15 @@ pub struct Layout {
 pub const FINISHED_WORD: ControlWord = ControlWord::at(192);
 /// The worker's attention word, checked at every spawn (`crate::attention`).
 pub const ATTENTION_WORD: ControlWord = ControlWord::at(256);
+/// The worker's sleep word: awake, or quiescent and sleeping on it
+/// (`am_fad::sleep`, `crate::lifeline`).
+pub const SLEEP_WORD: ControlWord = ControlWord::at(320);
+/// The rank (plus one) whose lifeline woke this one; 0: none since read.
+pub const WOKEN_BY_WORD: ControlWord = ControlWord::at(384);
+/// The first of [`crate::lifeline::MAX_LIFELINES`] words, one per dimension
+/// of the lifeline graph: the rank (plus one) whose lifeline of that
+/// dimension ends here and that waits for work; 0: none.
+pub const LIFELINE_SLOTS: ControlWord = ControlWord::at(448);
 
 /// A word of the control page, named by its offset from [`ARENA_BASE`]: the
 /// same arena address in every process. Its three addresses — in the arena

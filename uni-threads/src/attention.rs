@@ -16,6 +16,9 @@
 //!   mechanism; else every 64): its own mark [`ATTENTION_PERIODIC`] keeps
 //!   the word non-zero, and a raised request is served at once.
 //!
+//! - Idle ranks raise it when they register on this rank's lifelines
+//!   (`crate::lifeline`): the spawn that sees it wakes them.
+//!
 //! The worker clears the word with a swap (a full fence) *before* it polls
 //! and looks at its deque, so a request raised after a message was queued
 //! is never lost: either the swap sees it, or the poll sees the message.
@@ -84,6 +87,12 @@ impl Attention {
             }
         }
         true
+    }
+
+    /// Raises this rank's own word, as another rank would (lifelines still
+    /// waiting for work it does not have yet).
+    pub fn raise_own() {
+        word().store(ATTENTION_REQUEST, Ordering::Relaxed);
     }
 
     /// Acting on the word: clears it (a full fence, before the caller

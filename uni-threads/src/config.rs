@@ -10,6 +10,9 @@
 //! | RDMA region (suspended stacks) | `UAT_RDMA_REGION` | 64 MiB |
 //! | poll every N spawns anyway (0: only when asked) | `UAT_POLL_INTERVAL` | smp 0; else 64 (`am` beyond shared memory: 1; `rdma-emulated`: 0) |
 //! | steal protocol | `UAT_STEAL_PROTOCOL=split\|paper` | split |
+//! | idle ranks quiesce on lifelines | `UAT_LIFELINES=on\|off` | on |
+//! | lifelines: failed steals before quiescing (`w`) | `UAT_LIFELINE_W` | 8 |
+//! | lifelines: dimensions of the graph (`z`, 1–32) | `UAT_LIFELINE_Z` | ⌈log2 ranks⌉ |
 //! | print the configuration at start | `UAT_VERBOSE=1` | off |
 //! | victim-choice seed | `UAT_SEED` | from the clock |
 //! | poller (rdma-emulated): wait mode | `UAT_POLLER=spin\|yield` | spin if ≥ 2 cores per rank |
@@ -42,6 +45,13 @@ pub struct Config {
     pub poll_interval: Option<u32>,
     /// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`).
     pub steal_protocol: StealProtocol,
+    /// Idle ranks quiesce on lifelines (`UAT_LIFELINES`).
+    pub lifelines: bool,
+    /// Failed steal attempts in a row before quiescing (`UAT_LIFELINE_W`).
+    pub lifeline_attempts: u32,
+    /// Dimensions of the lifeline graph (`UAT_LIFELINE_Z`; None: ⌈log2
+    /// ranks⌉, a binary hypercube).
+    pub lifeline_dimensions: Option<u32>,
     pub verbose: bool,
     /// Steal only after an empty check (one GET) says the victim has work.
     pub empty_check: bool,
@@ -69,6 +79,9 @@ impl Default for Config {
             rdma_region: 64 << 20,
             poll_interval: None,
             steal_protocol: StealProtocol::Split,
+            lifelines: true,
+            lifeline_attempts: 8,
+            lifeline_dimensions: None,
             verbose: false,
             empty_check: true,
             seed: None,
@@ -215,6 +228,33 @@ impl Config {
                 ))
             })?;
         }
+        if let Some(v) = env("UAT_LIFELINES") {
+            c.lifelines = match v.as_str() {
+                "on" | "1" => true,
+                "off" | "0" => false,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "UAT_LIFELINES={v}: expected on (idle ranks quiesce and are woken through the lifeline \
+                         graph) or off (idle ranks steal at random until the run ends)"
+                    )))
+                }
+            };
+        }
+        if let Some(v) = env("UAT_LIFELINE_W") {
+            c.lifeline_attempts = v.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+                ConfigError(format!(
+                    "UAT_LIFELINE_W={v}: expected the number of failed steal attempts before quiescing (1 or more)"
+                ))
+            })?;
+        }
+        if let Some(v) = env("UAT_LIFELINE_Z") {
+            let max = crate::lifeline::MAX_LIFELINES as u32;
+            c.lifeline_dimensions = Some(v.parse().ok().filter(|&n| (1..=max).contains(&n)).ok_or_else(|| {
+                ConfigError(format!(
+                    "UAT_LIFELINE_Z={v}: expected the lifeline graph's dimensions, 1 to {max} (lifelines per rank)"
+                ))
+            })?);
+        }
         if let Some(v) = env("UAT_SEED") {
             c.seed = Some(
                 v.parse()
@@ -275,6 +315,18 @@ impl Config {
     }
     pub fn steal_protocol(mut self, protocol: StealProtocol) -> Config {
         self.steal_protocol = protocol;
+        self
+    }
+    pub fn lifelines(mut self, on: bool) -> Config {
+        self.lifelines = on;
+        self
+    }
+    pub fn lifeline_attempts(mut self, w: u32) -> Config {
+        self.lifeline_attempts = w;
+        self
+    }
+    pub fn lifeline_dimensions(mut self, z: u32) -> Config {
+        self.lifeline_dimensions = Some(z);
         self
     }
     pub fn verbose(mut self, on: bool) -> Config {
@@ -347,6 +399,31 @@ mod tests {
         assert_eq!(paper.steal_protocol, StealProtocol::Paper);
         let e = Config::from_lookup(|k| (k == "UAT_STEAL_PROTOCOL").then(|| "THE".to_string())).unwrap_err();
         assert!(e.0.contains("UAT_STEAL_PROTOCOL=THE") && e.0.contains("split"), "{e}");
+    }
+
+    #[test]
+    fn lifeline_settings_parse_and_bad_values_name_the_variable() {
+        let d = Config::from_lookup(|_| None).unwrap();
+        assert!(d.lifelines);
+        let c = Config::from_lookup(|k| match k {
+            "UAT_LIFELINES" => Some("off".into()),
+            "UAT_LIFELINE_W" => Some("3".into()),
+            "UAT_LIFELINE_Z" => Some("2".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(
+            (c.lifelines, c.lifeline_attempts, c.lifeline_dimensions),
+            (false, 3, Some(2))
+        );
+        for (k, v) in [
+            ("UAT_LIFELINES", "maybe"),
+            ("UAT_LIFELINE_W", "0"),
+            ("UAT_LIFELINE_Z", "33"),
+        ] {
+            let e = Config::from_lookup(|x| (x == k).then(|| v.to_string())).unwrap_err();
+            assert!(e.0.contains(&format!("{k}={v}")), "{e}");
+        }
     }
 
     #[test]

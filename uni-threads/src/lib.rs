@@ -68,6 +68,7 @@ mod deque;
 mod fatal;
 mod future;
 mod guard;
+mod lifeline;
 mod migration;
 mod par;
 mod rdma;
@@ -97,7 +98,7 @@ pub use worker::is_running;
 /// between runs).
 #[inline]
 pub fn poll_point() {
-    worker::worker_for_thread("uat::poll_point").check_attention()
+    worker::worker_for_thread("uat::poll_point").check_attention(false)
 }
 
 #[doc(hidden)]
@@ -121,7 +122,7 @@ pub fn wait_until_parent_stolen() {
             return;
         }
         // A thief's request to expose the entry arrives here.
-        w.attend();
+        w.attend(false);
         w.gasnet.poll();
         std::hint::spin_loop();
     }

@@ -109,6 +109,9 @@ impl Runtime {
         gasnet
             .register_handlers(&crate::future::handlers())
             .map_err(|e| StartError::Other(e.to_string()))?;
+        gasnet
+            .register_handlers(&crate::lifeline::handlers())
+            .map_err(|e| StartError::Other(e.to_string()))?;
         arena::map(gasnet, &layout).map_err(StartError::Arena)?;
         check_same_addresses(gasnet, &layout)?;
         if config.check_migration {
@@ -150,6 +153,17 @@ impl Runtime {
             cells,
             attention,
             victims: crate::victim::VictimRng::new(seed, rank),
+            lifelines: crate::lifeline::Lifelines::new(
+                config.lifelines,
+                config.lifeline_attempts,
+                config
+                    .lifeline_dimensions
+                    .unwrap_or_else(|| crate::lifeline::default_dimensions(ranks)),
+                rank,
+                ranks,
+                all_shared_memory,
+                &gasnet.host_ranks(),
+            ),
             thread: ThreadPlace {
                 top: layout.stack_top().into(),
                 sched_stack_top,
@@ -165,6 +179,7 @@ impl Runtime {
                 counters: Counters::default(),
                 lowest_ctx: usize::MAX.into(),
                 handler_cycles_at_start: 0.into(),
+                cpu_ns_at_start: 0.into(),
             },
             poller: poller.into(),
         });
@@ -203,6 +218,8 @@ impl Runtime {
         w.run.id.set(w.run.id.get() + 1);
         w.reset_stats();
         w.run.handler_cycles_at_start.set(am_fad::handler_cycles());
+        w.run.cpu_ns_at_start.set(thread_cpu_ns());
+        w.lifelines.reset();
         let cell = if w.rank == 0 {
             Some(
                 w.cells
@@ -228,6 +245,9 @@ impl Runtime {
         } else {
             enter(root, root_cell);
         }
+        let w = worker();
+        let cpu = thread_cpu_ns().saturating_sub(w.run.cpu_ns_at_start.get());
+        w.run.counters.update(|c| c.worker_cpu_ns = cpu);
         // Every spawned task must have been joined: a leaked handle leaves a
         // task that no one waits for (it may even still be running, on a
         // rank that reaches this gather only when it is done).
@@ -246,6 +266,25 @@ impl Runtime {
             worker().cells.free(c);
             v
         })
+    }
+
+    /// The scheduler's counters of the last run, rank by rank (collective).
+    /// Valid on rank 0 (empty elsewhere).
+    pub fn stats_per_rank(&self) -> Vec<Stats> {
+        collective_outside_tasks("Runtime::stats_per_rank");
+        let w = worker();
+        let mut mine = w.stats_snapshot();
+        mine.msg_handling_cycles += am_fad::handler_cycles() - w.run.handler_cycles_at_start.get();
+        let all = collective::gather(self.gasnet, &w.layout, &mine.values());
+        if self.gasnet.rank() != 0 {
+            return Vec::new();
+        }
+        all.iter().map(|v| Stats::from_values(v)).collect()
+    }
+
+    /// How this job's lifelines are set: `off`, or `on w=W z=Z`.
+    pub fn lifelines(&self) -> String {
+        lifelines_setting(&worker().config)
     }
 
     /// The scheduler's counters of the last run, summed over all ranks
@@ -425,6 +464,13 @@ where
     for r in 0..w.ranks {
         w.gasnet.put_u64(r, FINISHED_WORD.on(w.gasnet, r), w.run.id.get());
     }
+    // Sleeping ranks see it now, not at their next look (after the puts:
+    // a woken rank finds the word set).
+    if w.lifelines.on() {
+        for r in (0..w.ranks).filter(|&r| r != w.rank) {
+            crate::lifeline::wake(w.gasnet, r);
+        }
+    }
     scheduler::enter()
 }
 
@@ -519,12 +565,33 @@ fn map_native_stack(size: usize) -> std::io::Result<usize> {
     }
 }
 
+/// `off`, or `on w=W z=Z` (the dimensions of this job's graph; 0 on one
+/// rank, where there is no one to steal from).
+fn lifelines_setting(c: &Config) -> String {
+    let ranks = worker().ranks;
+    if !c.lifelines {
+        return "off".to_string();
+    }
+    let z = c
+        .lifeline_dimensions
+        .unwrap_or_else(|| crate::lifeline::default_dimensions(ranks));
+    format!("on w={} z={z}", c.lifeline_attempts)
+}
+
+/// CPU time of the calling thread, in nanoseconds.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: writes the timespec we own; the clock id is valid.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// The start-up banner (`UAT_VERBOSE=1`).
 pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
     format!(
         "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{} \
          stack={} deque={} entries future_cells={} rdma_region={} guard={} \
-         steal_protocol={} poll_interval={} empty_check={} check_migration={} poller={}",
+         steal_protocol={} poll_interval={} empty_check={} lifelines={} check_migration={} poller={}",
         gasnet_sys::CONDUIT.name(),
         am_fad::MODE.name(),
         l.lo(),
@@ -537,6 +604,7 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
         c.steal_protocol.name(),
         worker().attention.interval(),
         if c.empty_check { "on" } else { "off" },
+        lifelines_setting(c),
         if c.check_migration { "on" } else { "off" },
         worker()
             .poller

@@ -119,8 +119,19 @@ fn save_waiter(mut waiter: Waiter) {
 }
 
 fn take_resumable_waiter() -> Option<Waiter> {
+    let i = resumable_waiter()?;
+    Some(worker().waiters.list.borrow_mut().swap_remove(i))
+}
+
+/// Whether a suspended thread could resume now (a sleeping rank looks).
+pub(crate) fn has_resumable_waiter() -> bool {
+    resumable_waiter().is_some()
+}
+
+/// The index of a waiter that can resume now.
+fn resumable_waiter() -> Option<usize> {
     let w = worker();
-    let mut waiters = w.waiters.list.borrow_mut();
+    let waiters = w.waiters.list.borrow();
     if waiters.is_empty() {
         return None;
     }
@@ -131,10 +142,9 @@ fn take_resumable_waiter() -> Option<Waiter> {
     // empty one — never above another thread's entry, which its pop would
     // take for its parent's.
     let mark = w.deque_mark();
-    let i = waiters
+    waiters
         .iter()
-        .position(|x| x.top <= lowest && (w.deque.is_empty() || x.deque == mark) && is_done(x.cell))?;
-    Some(waiters.swap_remove(i))
+        .position(|x| x.top <= lowest && (w.deque.is_empty() || x.deque == mark) && is_done(x.cell))
 }
 
 fn resume_waiter(waiter: Waiter) -> ! {

@@ -81,7 +81,7 @@ where
     #[allow(clippy::let_unit_value)]
     let () = Fits::<T>::OK;
     let w = worker_for_task("uat::spawn");
-    w.check_attention();
+    w.check_attention(true);
     let cell = match w.cells.alloc() {
         Some(cell) => cell,
         None => scheduler::alloc_cell_slow(),

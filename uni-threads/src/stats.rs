@@ -29,6 +29,8 @@ pub enum Unit {
     /// TSC cycles (reported in seconds: the JSON name ends in `_s`, not
     /// `_cycles`).
     Cycles,
+    /// Nanoseconds (reported in seconds: `_s`, not `_ns`).
+    Nanos,
 }
 
 /// One field of [`Stats`]: its name, how it combines, its unit.
@@ -43,9 +45,14 @@ impl Field {
     /// The key in the benchmarks' JSON `stats` object: the name, with
     /// `_cycles` turned into `_s` (the value is then in seconds).
     pub fn json_name(&self) -> std::borrow::Cow<'static, str> {
-        match self.name.strip_suffix("_cycles") {
-            Some(stem) if self.unit == Unit::Cycles => format!("{stem}_s").into(),
-            _ => self.name.into(),
+        let stem = match self.unit {
+            Unit::Cycles => self.name.strip_suffix("_cycles"),
+            Unit::Nanos => self.name.strip_suffix("_ns"),
+            _ => None,
+        };
+        match stem {
+            Some(stem) => format!("{stem}_s").into(),
+            None => self.name.into(),
         }
     }
 }
@@ -135,6 +142,22 @@ stats! {
     /// Copying joiners' frames out (suspend) and back (resume).
     suspend_cycles: Sum Cycles,
     resume_cycles: Sum Cycles,
+    /// Lifelines: times this rank went quiescent (slept for lack of work).
+    quiescences: Sum Count,
+    /// Quiescences ended by another rank waking this one for work.
+    wakeups: Sum Count,
+    /// Ranks this rank woke through its incoming lifelines.
+    lifeline_wakes: Sum Count,
+    /// Time spent quiescent.
+    quiescent_cycles: Sum Cycles,
+    /// Steal attempts not made because the victim slept (a load told).
+    steal_attempts_saved: Sum Count,
+    /// Longest time from a waker's wake-up to the woken rank's leaving its
+    /// sleep (waker on the same host).
+    wake_latency_max_cycles: Max Cycles,
+    /// CPU time of the worker thread during the run (the `rdma-emulated`
+    /// poller thread not included).
+    worker_cpu_ns: Sum Nanos,
 }
 
 /// The live counters of this rank: a [`Stats`] updated in place by the
@@ -209,5 +232,7 @@ mod tests {
         assert_eq!(f.json_name(), "msg_handling_s");
         let f = Stats::FIELDS.iter().find(|f| f.name == "spawns").unwrap();
         assert_eq!(f.json_name(), "spawns");
+        let f = Stats::FIELDS.iter().find(|f| f.name == "worker_cpu_ns").unwrap();
+        assert_eq!(f.json_name(), "worker_cpu_s");
     }
 }

@@ -11,19 +11,44 @@ use crate::deque::{self, Entry, Miss, RemoteDeque};
 use crate::tsc;
 use crate::worker::worker_in_task;
 
-/// One steal attempt. On success the stolen frames are in place in this
+/// One steal attempt from the rank that woke this one (lifelines), else
+/// from a random victim. On success the stolen frames are in place in this
 /// rank's stack region and the entry is returned, ready to resume.
 pub fn try_steal() -> Option<Entry> {
     let w = worker_in_task();
-    let (g, me, ranks) = (w.gasnet, w.rank, w.ranks);
-    if ranks < 2 {
+    if w.ranks < 2 {
+        return None;
+    }
+    let victim = match w.lifelines.take_waker(w) {
+        Some(waker) => waker,
+        None => w.victims.pick(w.rank, w.ranks),
+    };
+    let entry = try_steal_from(victim, w.lifelines.on());
+    match entry {
+        Some(_) => w.lifelines.stole(),
+        None => {
+            if w.lifelines.failed_attempt() {
+                return w.lifelines.quiesce(w);
+            }
+        }
+    }
+    entry
+}
+
+/// One steal attempt from `victim` (not this rank). With `skip_sleeping`, a
+/// victim that sleeps (lifelines) is not asked where one load tells: it
+/// has no work.
+pub fn try_steal_from(victim: u32, skip_sleeping: bool) -> Option<Entry> {
+    let w = worker_in_task();
+    let (g, me) = (w.gasnet, w.rank);
+    let c = &w.run.counters;
+    if skip_sleeping && crate::lifeline::sleeping(g, victim) {
+        c.update(|c| c.steal_attempts_saved += 1);
         return None;
     }
     // The releases of earlier steals (non-blocking puts) are complete
     // before this rank starts another.
     g.wait_nbi();
-    let victim = w.victims.pick(me, ranks);
-    let c = &w.run.counters;
     c.update(|c| c.steals_attempted += 1);
     let protocol = w.deque.protocol();
     let v = RemoteDeque::new(g, victim, w.deque.words().atomics());

@@ -26,6 +26,7 @@ use crate::attention::Attention;
 use crate::config::Config;
 use crate::deque::{ArenaOwnWords, Deque};
 use crate::future::CellPool;
+use crate::lifeline::Lifelines;
 use crate::rdma::RdmaAlloc;
 use crate::stats::Counters;
 use crate::victim::VictimRng;
@@ -70,6 +71,8 @@ pub struct RunState {
     pub lowest_ctx: Cell<usize>,
     /// am_fad::handler_cycles() when the run started.
     pub handler_cycles_at_start: Cell<u64>,
+    /// The worker thread's CPU time when the run started (ns).
+    pub cpu_ns_at_start: Cell<u64>,
 }
 
 /// This process's scheduler state: who it is (GASNet, rank, configuration,
@@ -88,6 +91,8 @@ pub struct Worker {
     pub attention: Attention,
     /// Victim choice when stealing.
     pub victims: VictimRng,
+    /// Quiescing when idle, waking the idle when busy.
+    pub lifelines: Lifelines,
     pub thread: ThreadPlace,
     pub waiters: Waiters,
     pub run: RunState,
@@ -236,24 +241,33 @@ pub fn install(w: Worker) {
 }
 
 impl Worker {
-    /// What every spawn (and `poll_point`) does for other ranks: one load of
-    /// the attention word; when it is set, serve (see [`crate::attention`]).
+    /// What every spawn (`pushing`: it is about to push a continuation) and
+    /// `poll_point` does for other ranks: one load of the attention word;
+    /// when it is set, serve (see [`crate::attention`]).
     #[inline(always)]
-    pub fn check_attention(&self) {
+    pub fn check_attention(&self, pushing: bool) {
         if Attention::raised() && self.attention.due() {
-            self.attend();
+            self.attend(pushing);
         }
     }
 
     /// The attention word is set: poll for Active Messages (fetch-and-add
-    /// requests in `am` mode, remote frees), and expose an entry to the
-    /// thief that asked for work.
+    /// requests in `am` mode, remote frees); if another rank raised it,
+    /// expose an entry to the thief that asked for work and wake the ranks
+    /// waiting on this one's lifelines ([`crate::lifeline`]).
     #[inline(never)]
-    pub fn attend(&self) {
+    pub fn attend(&self, pushing: bool) {
         let requested = self.attention.take();
         self.poll_now();
-        if requested && self.deque.expose() {
-            self.run.counters.update(|c| c.exposures += 1);
+        if requested {
+            if self.deque.expose() {
+                self.run.counters.update(|c| c.exposures += 1);
+            }
+            if self.lifelines.on() && self.lifelines.wake_waiting(self, pushing) {
+                // Ranks wait, but there is no work to give them yet: look
+                // again at the next spawn.
+                Attention::raise_own();
+            }
         }
     }
 

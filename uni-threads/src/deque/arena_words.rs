@@ -42,6 +42,7 @@ impl ArenaOwnWords {
             words::LOCK.addr() as *const u64,
             words::ATOMIC_WORDS,
             ATTENTION_WORD.segment_offset(),
+            crate::arena::SLEEP_WORD.segment_offset(),
         );
         let own = ArenaOwnWords {
             gasnet,

@@ -451,6 +451,22 @@ pub struct ClaimTimes {
     pub claimed: u64,
 }
 
+/// Whether the victim has an entry a thief could claim now (one read: the
+/// empty check alone, asking nothing of the victim). A sleeping rank looks
+/// at its lifeline buddies with it.
+pub(crate) fn has_shared<V: VictimWords>(v: &V, protocol: Protocol) -> bool {
+    match protocol {
+        Protocol::Split => {
+            let (h, s) = unpack(v.split_load());
+            h < s
+        }
+        Protocol::Paper => {
+            let (h, t) = v.head_and_tail();
+            h < t
+        }
+    }
+}
+
 /// Claims the victim's oldest entry and reads it.
 pub(crate) fn claim<V: VictimWords>(
     v: &V,

@@ -1,0 +1,153 @@
+//! The lifelines experiment (issue 15; Saraswat et al., PPoPP'11): the idle
+//! ranks' worker CPU with lifelines on and off (`micro idle`), and each
+//! benchmark's time, steal attempts per steal and message-handling share,
+//! on against off in alternating runs.
+
+use std::collections::BTreeMap;
+
+use crate::data::{Results, Run};
+use crate::section::{Ctx, Section};
+use crate::table::{fmt, Table};
+
+/// `on` or `off`, from the benchmark's `lifelines` field (`on w=8 z=2`).
+fn setting(r: &Run) -> Option<&'static str> {
+    let v = r.output.as_ref()?.get("lifelines")?.as_str()?;
+    Some(if v.starts_with("on") { "on" } else { "off" })
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.retain(|x| x.is_finite());
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (!xs.is_empty()).then(|| xs[(xs.len() - 1) / 2])
+}
+
+fn spread(xs: &[f64]) -> String {
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if xs.is_empty() {
+        "–".into()
+    } else {
+        format!("{lo:.3}–{hi:.3}")
+    }
+}
+
+pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
+    let runs: Vec<&Run> = res.of("lifelines").filter(|r| r.status.usable()).collect();
+    if runs.is_empty() {
+        return None;
+    }
+    // (bench, mode, ranks) -> setting -> runs
+    let mut groups: BTreeMap<(String, String, u32), BTreeMap<&str, Vec<&Run>>> = BTreeMap::new();
+    for r in &runs {
+        if let Some(s) = setting(r) {
+            groups
+                .entry((r.bench.clone(), r.mode.clone(), r.ranks))
+                .or_default()
+                .entry(s)
+                .or_default()
+                .push(r);
+        }
+    }
+    let mut idle = Table::new(&[
+        "mode",
+        "ranks",
+        "idle CPU s/s, on",
+        "idle CPU s/s, off",
+        "on / off",
+        "quiescences / wake-ups per idle rank (min), on",
+    ]);
+    let mut thr = Table::new(&[
+        "bench",
+        "mode",
+        "ranks",
+        "time on (s)",
+        "time off (s)",
+        "on / off",
+        "spread on",
+        "spread off",
+        "attempts per steal on",
+        "attempts per steal off",
+        "msg share on",
+        "msg share off",
+    ]);
+    for ((bench, mode, ranks), by) in &groups {
+        let on = by.get("on").cloned().unwrap_or_default();
+        let off = by.get("off").cloned().unwrap_or_default();
+        if bench == "micro-idle" {
+            let cpu = |rs: &[&Run]| median(rs.iter().filter_map(|r| r.num(&["idle_ranks_cpu_per_wall"])).collect());
+            let (c_on, c_off) = (cpu(&on), cpu(&off));
+            let qw = on
+                .iter()
+                .filter_map(|r| r.output.as_ref()?.get("per_rank")?.as_array().cloned())
+                .map(|ranks| {
+                    let min = |k: &str| ranks[1..].iter().filter_map(|x| x.get(k)?.as_u64()).min().unwrap_or(0);
+                    format!("{} / {}", min("quiescences"), min("wakeups"))
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            idle.push(vec![
+                mode.clone(),
+                ranks.to_string(),
+                fmt(c_on, 3),
+                fmt(c_off, 3),
+                fmt(c_on.zip(c_off).map(|(a, b)| a / b), 3),
+                qw,
+            ]);
+            continue;
+        }
+        let times = |rs: &[&Run]| rs.iter().filter_map(|r| r.time_s()).collect::<Vec<_>>();
+        let (t_on, t_off) = (times(&on), times(&off));
+        let (m_on, m_off) = (median(t_on.clone()), median(t_off.clone()));
+        let per_steal = |rs: &[&Run]| {
+            median(
+                rs.iter()
+                    .filter_map(|r| {
+                        Some(r.num(&["stats", "steals_attempted"])? / r.num(&["stats", "steals_succeeded"])?)
+                    })
+                    .collect(),
+            )
+        };
+        let msg = |rs: &[&Run]| {
+            median(
+                rs.iter()
+                    .filter_map(|r| Some(r.num(&["stats", "msg_handling_s"])? / (r.time_s()? * r.ranks as f64)))
+                    .collect(),
+            )
+        };
+        thr.push(vec![
+            bench.clone(),
+            mode.clone(),
+            ranks.to_string(),
+            fmt(m_on, 3),
+            fmt(m_off, 3),
+            fmt(m_on.zip(m_off).map(|(a, b)| a / b), 3),
+            spread(&t_on),
+            spread(&t_off),
+            fmt(per_steal(&on), 1),
+            fmt(per_steal(&off), 1),
+            fmt(msg(&on), 4),
+            fmt(msg(&off), 4),
+        ]);
+    }
+    ctx.csv("lifelines-idle", &idle);
+    ctx.csv("lifelines", &thr);
+    let mut text = String::from(
+        "Idle ranks with lifelines (`UAT_LIFELINES=on`: after `w` failed steals a rank registers on its \
+         lifeline buddies and sleeps until one of them has work) against random stealing until the run \
+         ends (`off`). `micro idle`: the root computes without spawning; the other ranks' worker-thread \
+         CPU seconds per wall second (the `rdma-emulated` poller thread, which spins by design, is not \
+         counted), and in a second run with a parallel phase after it, each idle rank's quiescences and \
+         wake-ups. The benchmarks ran alternately on and off; medians, with the spread of the runs.\n\n",
+    );
+    if !idle.is_empty() {
+        text.push_str(&idle.markdown());
+        text.push('\n');
+    }
+    if !thr.is_empty() {
+        text.push_str(&thr.markdown());
+    }
+    Some(Section {
+        title: "Lifelines: idle ranks sleep (PPoPP'11)".into(),
+        text,
+    })
+}

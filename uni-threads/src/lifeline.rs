@@ -1,0 +1,496 @@
+//! Lifelines (Saraswat et al., PPoPP'11) for continuation stealing: an idle
+//! rank stops stealing and sleeps, and wakes when work appears near it.
+//!
+//! **The graph.** Ranks are numbers of `z` digits in radix `h`, the smallest
+//! with `h^z ≥ P` (the paper's cyclic hypercube). A rank's lifeline of
+//! dimension `d` goes to the next rank of the cycle it lies on in that
+//! dimension (digit `d` incremented modulo `h`, skipping numbers that are
+//! not ranks); a dimension whose cycle holds only the rank itself has no
+//! lifeline. In each dimension every rank has exactly one predecessor, so
+//! a lifeline of dimension `d` ending at rank `b` owns `b`'s slot `d`
+//! ([`crate::arena::LIFELINE_SLOTS`]): registrations never collide.
+//!
+//! **A thief** (its uni-address region empty, so it holds no work) that
+//! failed `w` steal attempts in a row quiesces:
+//!
+//! 1. it stores `QUIESCENT` in its own sleep word (SeqCst) — from here on a
+//!    wake-up cannot be lost: every waker sets the word back to `AWAKE`;
+//! 2. it registers on each lifeline buddy `b` of dimension `d`: writes its
+//!    rank into `b`'s slot `d`, then raises `b`'s attention word (a request
+//!    to expose work: the split protocol's expose and the wake-up below);
+//! 3. it tries one steal from each buddy (work may have appeared there
+//!    before the registration was seen) and leaves on success;
+//! 4. it sleeps until its sleep word is `AWAKE`, the run is finished, or a
+//!    thread suspended here can resume; while it sleeps it polls GASNet at
+//!    most [`SLEEP_PERIOD`] apart (Active Messages: remote frees, the
+//!    barrier, `am` mode's fetch-and-adds, a dead peer's exit). In shared
+//!    memory it also looks at its buddies' deques then (one load each): an
+//!    entry pushed in the instant between a buddy's look at its attention
+//!    word and the registration, under a task that neither spawns nor
+//!    polls, would otherwise never be offered to it. In shared
+//!    memory it also looks at its buddies' deques then (one load each): an
+//!    entry pushed in the instant between a buddy's look at its attention
+//!    word and the registration, under a task that neither spawns nor
+//!    polls, would otherwise never be offered to it.
+//!
+//! **A worker with work** sees registrations through its attention word,
+//! which it already loads at every spawn: nobody waiting costs nothing more.
+//! When the word was raised it scans its slots (after the swap that clears
+//! the word, so a registration whose raise it saw is in a slot), and for
+//! each waiting rank clears the slot, writes its own rank into the waiting
+//! rank's `WOKEN_BY` word and wakes it — at a spawn (it is about to push a
+//! continuation) or when its deque holds entries. A woken rank steals from
+//! its waker first; the waker pushes the work (the steal stays one-sided).
+//!
+//! Across the network (a rank whose segment is not mapped here) the
+//! registration and the wake-up are Active Messages
+//! ([`LIFELINE_REGISTER`], [`LIFELINE_WAKE`]) whose handlers do the same
+//! stores: the sender does not wait for them (a put would block until the
+//! target polls — a sleeping rank every [`SLEEP_PERIOD`], a busy root maybe
+//! never before its next spawn).
+//!
+//! **Waiting**, the cheapest correct way per conduit:
+//! - every rank in one shared-memory neighbourhood (smp; udp and mpi with
+//!   PSHM): `futex(FUTEX_WAIT)` on the sleep word in the shared segment,
+//!   with a [`SLEEP_PERIOD`] timeout for what arrives by message; a waker
+//!   swaps the word and calls `FUTEX_WAKE` only when the sleeper slept
+//!   (no syscall otherwise). `am` mode's fetch-and-add requester wakes a
+//!   sleeping target to serve it (`am_fad::sleep::Wake::Service`).
+//! - across the network (udp `--real-udp`, mpi without shared memory, ibv):
+//!   a wake-up is a put that arrives only when the sleeper polls, and
+//!   GASNet offers no portable blocking poll; the sleeper polls on a
+//!   back-off schedule from [`FIRST_BACKOFF`] to [`SLEEP_PERIOD`].
+//!
+//! Thieves skip victims that sleep where that costs a load (shared memory):
+//! a sleeping rank has no work (counted as `steal_attempts_saved`).
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use am_fad::sleep::{self, Wake, AWAKE, QUIESCENT, SERVE};
+use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
+
+use crate::arena::{ControlWord, LIFELINE_SLOTS, SLEEP_WORD, WOKEN_BY_WORD};
+use crate::deque::Entry;
+use crate::worker::Worker;
+
+/// Lifelines per rank at most (dimensions of the graph).
+pub const MAX_LIFELINES: usize = 32;
+/// The longest a sleeping rank goes without polling GASNet: the latency
+/// bound for what reaches it only by message.
+pub const SLEEP_PERIOD: Duration = Duration::from_millis(1);
+/// The same while a thread suspended here waits for a child elsewhere (its
+/// completion is not signalled: the rank looks).
+pub const SLEEP_PERIOD_WITH_WAITERS: Duration = Duration::from_micros(100);
+/// The first sleep of the back-off across the network.
+pub const FIRST_BACKOFF: Duration = Duration::from_micros(20);
+
+/// Active Message: the sender waits on the receiver's lifeline of
+/// dimension `arg` (its slot).
+pub const LIFELINE_REGISTER: u8 = 212;
+/// Active Message: the sender woke the receiver (args: the `WOKEN_BY` tag).
+pub const LIFELINE_WAKE: u8 = 213;
+
+/// The handlers of the lifeline messages (registered at start-up).
+pub fn handlers() -> [Handler; 2] {
+    let register: for<'a> extern "C" fn(Token<'a>, Arg) = on_register;
+    let wake: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_wake;
+    [
+        Handler::request(LIFELINE_REGISTER, c"uat lifeline register", register),
+        Handler::request(LIFELINE_WAKE, c"uat lifeline wake", wake),
+    ]
+}
+
+extern "C" fn on_register(token: Token, dim: Arg) {
+    if dim as usize >= MAX_LIFELINES {
+        gasnet_sys::report(format_args!(
+            "warning: refused a lifeline registration from rank {} for dimension {dim}",
+            token.source()
+        ));
+        return;
+    }
+    own(slot(dim)).store(token.source() as u64 + 1, Ordering::SeqCst);
+    crate::attention::Attention::raise_own();
+}
+
+extern "C" fn on_wake(token: Token, lo: Arg, hi: Arg) {
+    let tag = join_u64(lo, hi);
+    if tag & ((1 << WAKER_BITS) - 1) != token.source() as u64 + 1 {
+        gasnet_sys::report(format_args!(
+            "warning: refused a lifeline wake-up from rank {} naming another waker ({tag:#x})",
+            token.source()
+        ));
+        return;
+    }
+    own(WOKEN_BY_WORD).store(tag, Ordering::SeqCst);
+    own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
+}
+
+/// Low bits of a `WOKEN_BY` word: the waker's rank plus one (the high bits
+/// hold the low bits of the waker's TSC at the wake-up).
+const WAKER_BITS: u32 = 20;
+
+/// The lifeline of dimension `d` of `rank` among `ranks`, in the cyclic
+/// hypercube of radix `radix`: the next rank on its cycle, or None.
+fn buddy(rank: u32, ranks: u32, radix: u64, d: u32) -> Option<u32> {
+    let place = radix.checked_pow(d)?;
+    let (rank, ranks) = (rank as u64, ranks as u64);
+    let mut q = rank;
+    loop {
+        let digit = (q / place) % radix;
+        q = q - digit * place + ((digit + 1) % radix) * place;
+        if q == rank {
+            return None;
+        }
+        if q < ranks {
+            return Some(q as u32);
+        }
+    }
+}
+
+/// The smallest radix `h ≥ 2` with `h^dims ≥ ranks`.
+fn radix(ranks: u32, dims: u32) -> u64 {
+    let mut h = 2u64;
+    while h.checked_pow(dims).is_some_and(|p| p < ranks as u64) {
+        h += 1;
+    }
+    h
+}
+
+/// The default dimension: `⌈log2 P⌉` (a binary hypercube, radix 2).
+pub fn default_dimensions(ranks: u32) -> u32 {
+    (32 - ranks.saturating_sub(1).leading_zeros()).min(MAX_LIFELINES as u32)
+}
+
+/// The lifelines of `rank`: `(dimension, buddy)` for each dimension that
+/// has one.
+pub fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
+    if ranks < 2 || dims == 0 {
+        return Vec::new();
+    }
+    let h = radix(ranks, dims);
+    (0..dims.min(MAX_LIFELINES as u32))
+        .filter_map(|d| buddy(rank, ranks, h, d).map(|b| (d, b)))
+        .collect()
+}
+
+/// This rank's lifeline state (worker thread only).
+pub struct Lifelines {
+    on: bool,
+    /// Failed steal attempts in a row before quiescing (`w`).
+    attempts: u32,
+    buddies: Vec<(u32, u32)>,
+    /// Steal attempts failed since the last success or wake-up.
+    failures: Cell<u32>,
+    /// Every rank shares memory with this one: sleep on a futex.
+    futex: bool,
+    /// This host's ranks (a waker's TSC means something only there).
+    host: Vec<bool>,
+}
+
+/// A word of this rank's control page.
+fn own(word: ControlWord) -> &'static AtomicU64 {
+    // SAFETY: the arena is mapped while a Lifelines exists (made by
+    // Runtime::start after mapping it); control words are accessed whole
+    // and atomically by everyone.
+    unsafe { word.local() }
+}
+
+fn slot(d: u32) -> ControlWord {
+    ControlWord::at(LIFELINE_SLOTS.offset() + 8 * d as usize)
+}
+
+/// Whether `rank` sleeps, where one load tells (shared memory).
+#[inline]
+pub fn sleeping(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
+    sleep::is_sleeping(gasnet, rank, SLEEP_WORD.segment_offset()) == Some(true)
+}
+
+/// Wakes `rank` for work, if it sleeps in shared memory with this rank
+/// (across the network it polls and sees for itself: the end of a run).
+pub fn wake(gasnet: gasnet_sys::Gasnet, rank: u32) {
+    sleep::wake(gasnet, rank, SLEEP_WORD.segment_offset(), Wake::Work);
+}
+
+impl Lifelines {
+    pub fn new(
+        on: bool,
+        attempts: u32,
+        dims: u32,
+        rank: u32,
+        ranks: u32,
+        all_shared: bool,
+        host_ranks: &[u32],
+    ) -> Lifelines {
+        let mut host = vec![false; ranks as usize];
+        for &r in host_ranks {
+            host[r as usize] = true;
+        }
+        Lifelines {
+            on: on && ranks > 1,
+            attempts: attempts.max(1),
+            buddies: if on { graph(rank, ranks, dims) } else { Vec::new() },
+            failures: Cell::new(0),
+            futex: all_shared,
+            host,
+        }
+    }
+
+    pub fn on(&self) -> bool {
+        self.on
+    }
+
+    /// Clears this rank's words (the start of a run, before its barrier).
+    pub fn reset(&self) {
+        own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
+        own(WOKEN_BY_WORD).store(0, Ordering::SeqCst);
+        for d in 0..MAX_LIFELINES as u32 {
+            own(slot(d)).store(0, Ordering::SeqCst);
+        }
+        self.failures.set(0);
+    }
+
+    /// A steal attempt failed: whether it is time to quiesce.
+    #[inline]
+    pub fn failed_attempt(&self) -> bool {
+        let n = self.failures.get() + 1;
+        self.failures.set(n);
+        self.on && n >= self.attempts
+    }
+
+    /// A steal succeeded.
+    #[inline]
+    pub fn stole(&self) {
+        self.failures.set(0);
+    }
+
+    /// The rank that woke this one, once (it is stolen from first).
+    #[inline]
+    pub fn take_waker(&self, w: &Worker) -> Option<u32> {
+        let word = own(WOKEN_BY_WORD);
+        if word.load(Ordering::Relaxed) == 0 {
+            return None;
+        }
+        let v = word.swap(0, Ordering::Acquire);
+        let waker = (v & ((1 << WAKER_BITS) - 1)) as u32;
+        waker.checked_sub(1).filter(|&r| r < w.ranks && r != w.rank)
+    }
+
+    /// Just woken for work: the time since the waker's wake-up, when the
+    /// waker is on this host (its TSC is this host's).
+    fn note_wake_latency(&self, w: &Worker) {
+        let v = own(WOKEN_BY_WORD).load(Ordering::Acquire);
+        let waker = (v & ((1 << WAKER_BITS) - 1)) as usize;
+        if waker == 0 || !self.host.get(waker - 1).copied().unwrap_or(false) {
+            return;
+        }
+        let mask = (1u64 << (64 - WAKER_BITS)) - 1;
+        let latency = (crate::tsc::now() & mask).wrapping_sub(v >> WAKER_BITS) & mask;
+        w.run.counters.update(|c| {
+            c.wake_latency_max_cycles = c.wake_latency_max_cycles.max(latency);
+        });
+    }
+
+    /// The attention word was raised by another rank: wake the ranks
+    /// waiting on this one's lifelines, if it has work for them (`pushing`:
+    /// the caller is a spawn, about to push a continuation). Returns
+    /// whether some wait but could not be served now.
+    pub fn wake_waiting(&self, w: &Worker, pushing: bool) -> bool {
+        let can_serve = pushing || !w.deque.is_empty();
+        let mut pending = false;
+        for d in 0..MAX_LIFELINES as u32 {
+            let s = own(slot(d));
+            if s.load(Ordering::Relaxed) == 0 {
+                continue;
+            }
+            if !can_serve {
+                pending = true;
+                continue;
+            }
+            let v = s.swap(0, Ordering::AcqRel);
+            let Some(thief) = v.checked_sub(1).map(|r| r as u32).filter(|&r| r < w.ranks) else {
+                continue;
+            };
+            let tag = (crate::tsc::now() << WAKER_BITS) | (w.rank as u64 + 1);
+            match shared_word(w, thief, WOKEN_BY_WORD) {
+                Some(woken_by) => {
+                    woken_by.store(tag, Ordering::SeqCst);
+                    wake(w.gasnet, thief);
+                }
+                None => w.gasnet.request(thief, LIFELINE_WAKE, &split_u64(tag)),
+            }
+            w.run.counters.update(|c| c.lifeline_wakes += 1);
+        }
+        pending
+    }
+
+    /// Quiesces (the module docs' steps 1–4). Returns a continuation stolen
+    /// from a lifeline buddy, or None when the sleep ended (woken, the run
+    /// finished, or a suspended thread can resume): the scheduler decides.
+    pub fn quiesce(&self, w: &Worker) -> Option<Entry> {
+        let me = w.rank;
+        own(SLEEP_WORD).store(QUIESCENT, Ordering::SeqCst);
+        for &(d, b) in &self.buddies {
+            match shared_word(w, b, slot(d)) {
+                Some(word) => {
+                    word.store(me as u64 + 1, Ordering::SeqCst);
+                    am_fad::raise_attention(w.gasnet, b, crate::arena::ATTENTION_WORD.segment_offset());
+                }
+                None => w.gasnet.request(b, LIFELINE_REGISTER, &[d]),
+            }
+        }
+        for &(_, b) in &self.buddies {
+            if let Some(entry) = crate::steal::try_steal_from(b, true) {
+                own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
+                self.failures.set(0);
+                return Some(entry);
+            }
+        }
+        let start = crate::tsc::now();
+        let woken = self.sleep(w);
+        own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
+        if woken {
+            self.note_wake_latency(w);
+        }
+        let cycles = crate::tsc::now() - start;
+        w.run.counters.update(|c| {
+            c.quiescences += 1;
+            c.quiescent_cycles += cycles;
+            c.wakeups += woken as u64;
+        });
+        self.failures.set(0);
+        None
+    }
+
+    /// Step 4: sleeps until a reason to wake. Returns whether another rank
+    /// woke it for work.
+    fn sleep(&self, w: &Worker) -> bool {
+        let word = own(SLEEP_WORD);
+        let mut backoff = FIRST_BACKOFF;
+        loop {
+            if w.finished() {
+                return false;
+            }
+            match word.load(Ordering::SeqCst) {
+                AWAKE => return true,
+                SERVE => {
+                    w.gasnet.poll();
+                    let _ = word.compare_exchange(SERVE, QUIESCENT, Ordering::SeqCst, Ordering::Relaxed);
+                    continue;
+                }
+                _ => {}
+            }
+            let waiters = !w.waiters.list.borrow().is_empty();
+            if waiters && crate::scheduler::has_resumable_waiter() {
+                return false;
+            }
+            let period = if waiters {
+                SLEEP_PERIOD_WITH_WAITERS
+            } else {
+                SLEEP_PERIOD
+            };
+            if self.futex {
+                sleep::futex_wait(word, QUIESCENT, period);
+                // A buddy may have stealable work it will not wake us for:
+                // the entry it pushed between its last look at its
+                // attention word and our registration, under a task that
+                // neither spawns nor polls. In shared memory a look is a
+                // load per buddy; leave the sleep to steal it.
+                if word.load(Ordering::SeqCst) == QUIESCENT {
+                    if let Some(b) = self.buddy_with_work(w) {
+                        own(WOKEN_BY_WORD).store(b as u64 + 1, Ordering::SeqCst);
+                        return false;
+                    }
+                }
+            } else {
+                std::thread::sleep(backoff.min(period));
+                backoff = (backoff * 2).min(period);
+            }
+            w.gasnet.poll();
+        }
+    }
+
+    /// A lifeline buddy (awake) whose deque has a claimable entry.
+    fn buddy_with_work(&self, w: &Worker) -> Option<u32> {
+        self.buddies.iter().map(|&(_, b)| b).find(|&b| {
+            !sleeping(w.gasnet, b)
+                && crate::deque::has_shared(
+                    &crate::deque::RemoteDeque::new(w.gasnet, b, w.deque.words().atomics()),
+                    w.deque.protocol(),
+                )
+        })
+    }
+}
+
+/// A word of `rank`'s control page, if its segment is mapped here.
+fn shared_word(w: &Worker, rank: u32, word: ControlWord) -> Option<&'static AtomicU64> {
+    let local = w.gasnet.segment(rank).local?;
+    // SAFETY: `rank`'s segment is mapped here for the job's lifetime; the
+    // word is an aligned control word that everyone accesses whole and
+    // atomically.
+    Some(unsafe { &*((local + word.segment_offset()) as *const AtomicU64) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reach_all(ranks: u32, dims: u32) -> bool {
+        let edges: Vec<Vec<u32>> = (0..ranks)
+            .map(|r| graph(r, ranks, dims).into_iter().map(|(_, b)| b).collect())
+            .collect();
+        (0..ranks).all(|start| {
+            let mut seen = vec![false; ranks as usize];
+            let mut todo = vec![start];
+            seen[start as usize] = true;
+            while let Some(r) = todo.pop() {
+                for &b in &edges[r as usize] {
+                    if !seen[b as usize] {
+                        seen[b as usize] = true;
+                        todo.push(b);
+                    }
+                }
+            }
+            seen.iter().all(|&s| s)
+        })
+    }
+
+    #[test]
+    fn every_rank_reaches_every_other_through_lifelines() {
+        for ranks in 2..=70 {
+            for dims in [1, 2, 3, default_dimensions(ranks)] {
+                assert!(reach_all(ranks, dims), "P={ranks} z={dims}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_slot_has_one_owner_and_no_rank_is_its_own_lifeline() {
+        for ranks in 2..=70 {
+            for dims in [1, 2, default_dimensions(ranks)] {
+                let mut owner = std::collections::HashMap::new();
+                for r in 0..ranks {
+                    let lines = graph(r, ranks, dims);
+                    assert!(!lines.is_empty(), "P={ranks} z={dims}: rank {r} has no lifeline");
+                    for (d, b) in lines {
+                        assert_ne!(b, r);
+                        assert!(b < ranks);
+                        assert_eq!(owner.insert((b, d), r), None, "P={ranks} z={dims}: slot {d} of {b}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_binary_hypercube_of_sixteen_ranks_flips_one_bit_per_lifeline() {
+        assert_eq!(default_dimensions(16), 4);
+        assert_eq!(default_dimensions(17), 5);
+        assert_eq!(default_dimensions(2), 1);
+        assert_eq!(graph(5, 16, 4), vec![(0, 4), (1, 7), (2, 1), (3, 13)]);
+        assert_eq!(graph(0, 1, 4), vec![]);
+        // Radix 3 in two dimensions for 9 ranks: rows and columns are cycles.
+        assert_eq!(graph(8, 9, 2), vec![(0, 6), (1, 2)]);
+    }
+}
