@@ -32,7 +32,8 @@ Experiments (IPSJ JIP 2016 numbering):
              message-handling share, stack use
   lifelines  (not in the paper; PPoPP'11) idle ranks with lifelines on vs off
              per mode: their worker CPU while the root computes alone (micro
-             idle), and BTC, UTS and NQueens time, steal attempts and
+             idle), and BTC, UTS, UTS T3 (a narrow binomial tree) and
+             NQueens time, steal attempts and
              message handling in alternating on/off runs (--reps each)
 Every mode also runs with the paper's own mechanisms beside the defaults
 ("paper" rows: its THE steal protocol with a remote lock and, in am mode,
@@ -331,6 +332,7 @@ bench_args() { # BENCH -> the benchmark and its arguments
     btc) echo btc --depth "$btc_depth" ;;
     uts) echo "${uts_run[@]}" ;;
     nqueens) echo nqueens "$nqueens" ;;
+    uts-t3) echo uts -t 0 -b 2000 -q 0.124875 -m 8 -r 42 ;; # T3 (published count)
   esac
 }
 
@@ -397,7 +399,7 @@ if want lifelines; then
       done
     done
   done
-  for b in btc uts nqueens; do
+  for b in btc uts uts-t3 nqueens; do
     for n in $ranks; do
       for m in $(list "$modes"); do
         should_run "$m" "$n" || continue

@@ -68,9 +68,16 @@ pub fn wake(gasnet: Gasnet, rank: u32, segment_offset: usize, why: Wake) -> bool
                 // and its re-check of its reasons to wake (see uni-threads'
                 // lifeline module): one of the two sees the other.
                 Wake::Work => word.swap(AWAKE, Ordering::SeqCst) != AWAKE,
-                Wake::Service => word
-                    .compare_exchange(QUIESCENT, SERVE, Ordering::SeqCst, Ordering::Relaxed)
-                    .is_ok(),
+                // A load first: senders call this for every message, and
+                // the target is usually awake (no write to its line then).
+                // A message that races the target's falling asleep waits
+                // at most for its next timed poll.
+                Wake::Service => {
+                    word.load(Ordering::Relaxed) == QUIESCENT
+                        && word
+                            .compare_exchange(QUIESCENT, SERVE, Ordering::SeqCst, Ordering::Relaxed)
+                            .is_ok()
+                }
             };
             if slept {
                 futex_wake(word);

@@ -15,6 +15,15 @@ fn setting(r: &Run) -> Option<&'static str> {
     Some(if v.starts_with("on") { "on" } else { "off" })
 }
 
+/// The benchmark, with the UTS tree when it is T3 (`-t 0`, binomial).
+fn label(r: &Run) -> String {
+    if r.bench == "uts" && r.args.contains("-t 0 ") {
+        "uts T3".into()
+    } else {
+        r.bench.clone()
+    }
+}
+
 fn median(mut xs: Vec<f64>) -> Option<f64> {
     xs.retain(|x| x.is_finite());
     xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
@@ -41,7 +50,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     for r in &runs {
         if let Some(s) = setting(r) {
             groups
-                .entry((r.bench.clone(), r.mode.clone(), r.ranks))
+                .entry((label(r), r.mode.clone(), r.ranks))
                 .or_default()
                 .entry(s)
                 .or_default()

@@ -207,6 +207,11 @@ impl CellRef {
         g.get(&mut buf[..len], self.rank, remote(g, self.rank, self.addr + 16));
         let [lo, hi] = split_u64(self.addr as u64);
         g.request(self.rank, CELL_FREE, &[lo, hi]);
+        // A sleeping owner (lifelines) would poll for it only every
+        // millisecond; meanwhile its shared-memory message queue fills and
+        // this rank's next request blocks. Have it poll now (one load when
+        // it is awake; after the request, so the message is queued first).
+        crate::lifeline::serve(g, self.rank);
         // SAFETY: the completer wrote a T's bytes there.
         unsafe { buf.as_ptr().cast::<T>().read_unaligned() }
     }

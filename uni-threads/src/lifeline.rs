@@ -207,6 +207,14 @@ pub fn sleeping(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
     sleep::is_sleeping(gasnet, rank, SLEEP_WORD.segment_offset()) == Some(true)
 }
 
+/// Has `rank` poll once for a message just sent to it, if it sleeps in
+/// shared memory with this rank (across the network it polls on its own
+/// schedule).
+#[inline]
+pub fn serve(gasnet: gasnet_sys::Gasnet, rank: u32) {
+    sleep::wake(gasnet, rank, SLEEP_WORD.segment_offset(), Wake::Service);
+}
+
 /// Wakes `rank` for work, if it sleeps in shared memory with this rank
 /// (across the network it polls and sees for itself: the end of a run).
 pub fn wake(gasnet: gasnet_sys::Gasnet, rank: u32) {
