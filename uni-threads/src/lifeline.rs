@@ -191,9 +191,10 @@ pub struct Lifelines {
 
 /// A word of this rank's control page.
 fn own(word: ControlWord) -> &'static AtomicU64 {
-    // SAFETY: the arena is mapped while a Lifelines exists (made by
-    // Runtime::start after mapping it); control words are accessed whole
-    // and atomically by everyone.
+    // SAFETY: every caller runs after Runtime::start mapped the arena: the
+    // worker's Lifelines is made after the mapping, and the message
+    // handlers run only for messages that peers send after start's final
+    // barrier. Control words are accessed whole and atomically by everyone.
     unsafe { word.local() }
 }
 
