@@ -350,7 +350,7 @@ impl Lifelines {
             }
         }
         for &(_, b) in &self.buddies {
-            if let Some(entry) = crate::steal::try_steal_from(b, true) {
+            if let Some(entry) = crate::steal::try_steal_from(b) {
                 own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
                 self.failures.set(0);
                 return Some(entry);

@@ -272,14 +272,7 @@ impl Runtime {
     /// Valid on rank 0 (empty elsewhere).
     pub fn stats_per_rank(&self) -> Vec<Stats> {
         collective_outside_tasks("Runtime::stats_per_rank");
-        let w = worker();
-        let mut mine = w.stats_snapshot();
-        mine.msg_handling_cycles += am_fad::handler_cycles() - w.run.handler_cycles_at_start.get();
-        let all = collective::gather(self.gasnet, &w.layout, &mine.values());
-        if self.gasnet.rank() != 0 {
-            return Vec::new();
-        }
-        all.iter().map(|v| Stats::from_values(v)).collect()
+        self.gather_stats()
     }
 
     /// How this job's lifelines are set: `off`, or `on w=W z=Z`.
@@ -291,14 +284,22 @@ impl Runtime {
     /// (collective). Valid on rank 0.
     pub fn stats(&self) -> Stats {
         collective_outside_tasks("Runtime::stats");
+        let mut total = Stats::default();
+        for rank in self.gather_stats() {
+            total.accumulate(&rank);
+        }
+        total
+    }
+
+    /// Every rank's counters of the last run, on rank 0 (collective).
+    fn gather_stats(&self) -> Vec<Stats> {
         let w = worker();
         let mut mine = w.stats_snapshot();
         mine.msg_handling_cycles += am_fad::handler_cycles() - w.run.handler_cycles_at_start.get();
-        let mut total = Stats::default();
-        for values in collective::gather(self.gasnet, &w.layout, &mine.values()) {
-            total.accumulate(&Stats::from_values(&values));
-        }
-        total
+        collective::gather(self.gasnet, &w.layout, &mine.values())
+            .iter()
+            .map(|v| Stats::from_values(v))
+            .collect()
     }
 
     /// Rank 0's `value`, on every rank (collective).

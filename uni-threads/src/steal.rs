@@ -23,7 +23,7 @@ pub fn try_steal() -> Option<Entry> {
         Some(waker) => waker,
         None => w.victims.pick(w.rank, w.ranks),
     };
-    let entry = try_steal_from(victim, w.lifelines.on());
+    let entry = try_steal_from(victim);
     match entry {
         Some(_) => w.lifelines.stole(),
         None => {
@@ -35,14 +35,13 @@ pub fn try_steal() -> Option<Entry> {
     entry
 }
 
-/// One steal attempt from `victim` (not this rank). With `skip_sleeping`, a
-/// victim that sleeps (lifelines) is not asked where one load tells: it
-/// has no work.
-pub fn try_steal_from(victim: u32, skip_sleeping: bool) -> Option<Entry> {
+/// One steal attempt from `victim` (not this rank). With lifelines on, a
+/// victim that sleeps is not asked where one load tells: it has no work.
+pub fn try_steal_from(victim: u32) -> Option<Entry> {
     let w = worker_in_task();
     let (g, me) = (w.gasnet, w.rank);
     let c = &w.run.counters;
-    if skip_sleeping && crate::lifeline::sleeping(g, victim) {
+    if w.lifelines.on() && crate::lifeline::sleeping(g, victim) {
         c.update(|c| c.steal_attempts_saved += 1);
         return None;
     }

@@ -451,9 +451,9 @@ pub struct ClaimTimes {
     pub claimed: u64,
 }
 
-/// Whether the victim has an entry a thief could claim now (one read: the
-/// empty check alone, asking nothing of the victim). A sleeping rank looks
-/// at its lifeline buddies with it.
+/// Whether the victim has an entry a thief could claim now: the empty
+/// check (one read), asking nothing of the victim. A claim starts with it;
+/// a sleeping rank looks at its lifeline buddies with it.
 pub(crate) fn has_shared<V: VictimWords>(v: &V, protocol: Protocol) -> bool {
     match protocol {
         Protocol::Split => {
@@ -477,12 +477,9 @@ pub(crate) fn claim<V: VictimWords>(
 ) -> Result<Claimed, Miss> {
     match protocol {
         Protocol::Split => {
-            if empty_check {
-                let (h, s) = unpack(v.split_load());
-                if h >= s {
-                    v.request();
-                    return Err(Miss::Empty);
-                }
+            if empty_check && !has_shared(v, protocol) {
+                v.request();
+                return Err(Miss::Empty);
             }
             times.empty_checked = now();
             let (h, s) = unpack(v.split_fetch_add(1));
@@ -497,11 +494,8 @@ pub(crate) fn claim<V: VictimWords>(
             })
         }
         Protocol::Paper => {
-            if empty_check {
-                let (h, t) = v.head_and_tail();
-                if h >= t {
-                    return Err(Miss::Empty);
-                }
+            if empty_check && !has_shared(v, protocol) {
+                return Err(Miss::Empty);
             }
             times.empty_checked = now();
             if !v.try_lock() {
