@@ -57,12 +57,14 @@ pub const MODE: Mode = Mode::Am;
 #[cfg(all(feature = "fad-native", not(any(feature = "fad-am", feature = "fad-rdma-emulated"))))]
 pub const MODE: Mode = Mode::Native;
 
+pub mod global;
 pub mod poller;
 #[cfg(not(feature = "fad-native"))]
 pub mod service;
 pub mod sleep;
 mod words;
 
+pub use global::{AtomicOp, GlobalAtomics};
 pub use words::{raise_attention, DequeAtomics, ATTENTION_PERIODIC, ATTENTION_REQUEST};
 
 /// TSC cycles this process has spent in fetch-and-add request handlers

@@ -40,12 +40,15 @@ static HANDLER_CYCLES: AtomicU64 = AtomicU64::new(0);
 static HANDLED: AtomicU64 = AtomicU64::new(0);
 
 /// Registers the service's handlers (every rank, before the segment is used).
-pub fn handlers() -> [Handler; 2] {
+pub fn handlers() -> [Handler; 3] {
     let req: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg, Arg, Arg, Arg) = on_request;
     let rep: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg, Arg, Arg) = on_reply;
+    #[allow(clippy::type_complexity)]
+    let global: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg, Arg, Arg, Arg, Arg, Arg, Arg) = on_global_request;
     [
         Handler::request(FAD_REQUEST, c"am-fad request", req),
         Handler::reply(FAD_REPLY, c"am-fad reply", rep),
+        Handler::request(GLOBAL_ATOMIC_REQUEST, c"am-fad global atomic", global),
     ]
 }
 
@@ -165,6 +168,15 @@ extern "C" fn on_reply(token: Token, old_lo: Arg, old_hi: Arg, flags: Arg, index
 /// Remote fetch-and-add by Active Message: returns the old value, or None
 /// when the target refused the address. Polls while waiting.
 pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u64> {
+    let [a0, a1] = split_u64(addr as u64);
+    let [v0, v1] = split_u64(value);
+    call(gasnet, rank, FAD_REQUEST, [a0, a1, v0, v1])
+}
+
+/// Sends `handler` the arguments `args` followed by a reply slot's index
+/// and sequence number, and waits (polling) for the FAD_REPLY: the old
+/// value, or None when the target refused.
+fn call<const N: usize>(gasnet: Gasnet, rank: u32, handler: u8, args: [Arg; N]) -> Option<u64> {
     let (index, slot) = claim_slot(gasnet);
     let seq = slot.seq.load(Ordering::Relaxed).wrapping_add(1);
     slot.target.store(rank, Ordering::Relaxed);
@@ -172,9 +184,11 @@ pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u
     // Release: a reply handler that sees the new sequence number sees the
     // target and `done == false` too.
     slot.seq.store(seq, Ordering::Release);
-    let [a0, a1] = split_u64(addr as u64);
-    let [v0, v1] = split_u64(value);
-    gasnet.request(rank, FAD_REQUEST, &[a0, a1, v0, v1, index as Arg, seq]);
+    let mut all = [0 as Arg; 16];
+    all[..N].copy_from_slice(&args);
+    all[N] = index as Arg;
+    all[N + 1] = seq;
+    gasnet.request(rank, handler, &all[..N + 2]);
     gasnet_sys::ops::count_round_trip_request();
     if crate::MODE == crate::Mode::Am && rank != gasnet.rank() {
         // The target's worker serves requests when it polls; make it look
@@ -197,6 +211,80 @@ pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u
     let result = (!slot.refused.load(Ordering::Relaxed)).then(|| slot.value.load(Ordering::Relaxed));
     slot.busy.store(false, Ordering::Release);
     result
+}
+
+/// Handler index of GLOBAL_ATOMIC(address, operation, operand, operand,
+/// slot, sequence number): an atomic on a word of the target's global heap,
+/// answered with FAD_REPLY.
+pub const GLOBAL_ATOMIC_REQUEST: u8 = 202;
+
+/// The target's global heap `[lo, hi)` (segment addresses), seen at `local`
+/// here: the only words GLOBAL_ATOMIC requests may target.
+static GLOBAL_LO: AtomicUsize = AtomicUsize::new(0);
+static GLOBAL_HI: AtomicUsize = AtomicUsize::new(0);
+static GLOBAL_LOCAL: AtomicUsize = AtomicUsize::new(0);
+
+/// Allows GLOBAL_ATOMIC requests on the words of `[lo, hi)` in this rank's
+/// segment, which this process sees at `local`.
+pub fn allow_global(lo: usize, hi: usize, local: usize) {
+    GLOBAL_LOCAL.store(local, Ordering::Relaxed);
+    GLOBAL_LO.store(lo, Ordering::Relaxed);
+    GLOBAL_HI.store(hi, Ordering::Release);
+}
+
+extern "C" fn on_global_request(
+    token: Token,
+    addr_lo: Arg,
+    addr_hi: Arg,
+    op: Arg,
+    a_lo: Arg,
+    a_hi: Arg,
+    b_lo: Arg,
+    b_hi: Arg,
+    index: Arg,
+    seq: Arg,
+) {
+    let addr = join_u64(addr_lo, addr_hi) as usize;
+    let (lo, hi) = (GLOBAL_LO.load(Ordering::Acquire), GLOBAL_HI.load(Ordering::Acquire));
+    let op = crate::global::AtomicOp::from_code(op);
+    let [old_lo, old_hi, flags] = match op {
+        Some(op) if addr % 8 == 0 && addr >= lo && addr < hi && hi - addr >= 8 => {
+            let local = GLOBAL_LOCAL.load(Ordering::Relaxed) + (addr - lo);
+            // SAFETY: an aligned word of this rank's global heap, which in
+            // the AM modes everyone accesses atomically with CPU atomics
+            // (the `GlobalAtomicU64` rule).
+            let word = unsafe { &*(local as *const AtomicU64) };
+            let old = op.apply(word, join_u64(a_lo, a_hi), join_u64(b_lo, b_hi));
+            let [a, b] = split_u64(old);
+            [a, b, 0]
+        }
+        _ => {
+            refuse(format_args!(
+                "a global atomic (operation {op:?}) from rank {} on {addr:#x}: not an aligned word of the global heap \
+                 [{lo:#x}, {hi:#x}), or an unknown operation",
+                token.source()
+            ));
+            [0, 0, REFUSED]
+        }
+    };
+    token.reply(FAD_REPLY, &[old_lo, old_hi, flags, index, seq]);
+}
+
+/// An atomic on a word of `rank`'s global heap by Active Message (the
+/// target is outside this process's shared memory): the old value, or None
+/// when the target refused it. Polls while waiting.
+pub fn global_atomic(
+    gasnet: Gasnet,
+    rank: u32,
+    addr: usize,
+    op: crate::global::AtomicOp,
+    a: u64,
+    b: u64,
+) -> Option<u64> {
+    let [a0, a1] = split_u64(addr as u64);
+    let [x0, x1] = split_u64(a);
+    let [y0, y1] = split_u64(b);
+    call(gasnet, rank, GLOBAL_ATOMIC_REQUEST, [a0, a1, op.code(), x0, x1, y0, y1])
 }
 
 /// A free reply slot (polling while all are in use).

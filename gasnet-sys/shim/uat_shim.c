@@ -123,7 +123,7 @@ void uat_ad_destroy(gex_AD_t ad) { gex_AD_Destroy(ad); }
 uint64_t uat_ad_op_u64(gex_AD_t ad, gex_Rank_t rank, void *addr, gex_OP_t op, uint64_t op1, uint64_t op2, gex_Flags_t flags) {
   uint64_t result = 0;
   /* Non-fetching ops take no result pointer. */
-  int fetching = (op & (GEX_OP_FADD | GEX_OP_FCAS | GEX_OP_GET | GEX_OP_FSUB | GEX_OP_SWAP)) != 0;
+  int fetching = (op & (GEX_OP_FADD | GEX_OP_FCAS | GEX_OP_GET | GEX_OP_FSUB | GEX_OP_SWAP | GEX_OP_FMIN | GEX_OP_FMAX)) != 0;
   gex_Event_Wait(gex_AD_OpNB_U64(ad, fetching ? &result : NULL, rank, addr, op, op1, op2, flags));
   return result;
 }

@@ -20,8 +20,15 @@ impl Ops {
     pub const COMPARE_SWAP: Ops = Ops(raw::UAT_OP_FCAS);
     pub const SET: Ops = Ops(raw::UAT_OP_SET);
     pub const GET: Ops = Ops(raw::UAT_OP_GET);
+    pub const FETCH_MIN: Ops = Ops(raw::UAT_OP_FMIN);
+    pub const FETCH_MAX: Ops = Ops(raw::UAT_OP_FMAX);
     /// Everything [`AtomicDomain`] offers.
-    pub const ALL: Ops = Ops(raw::UAT_OP_FADD | raw::UAT_OP_FCAS | raw::UAT_OP_SET | raw::UAT_OP_GET);
+    pub const ALL: Ops = Ops(raw::UAT_OP_FADD
+        | raw::UAT_OP_FCAS
+        | raw::UAT_OP_SET
+        | raw::UAT_OP_GET
+        | raw::UAT_OP_FMIN
+        | raw::UAT_OP_FMAX);
 }
 
 impl std::ops::BitOr for Ops {
@@ -124,6 +131,22 @@ impl AtomicDomain {
     #[track_caller]
     pub fn compare_swap(&self, rank: u32, addr: usize, current: u64, new: u64, order: Order) -> u64 {
         self.op(raw::UAT_OP_FCAS, rank, addr, current, new, order)
+    }
+
+    /// Atomically replaces the word with the smaller of it and `value`
+    /// (unsigned); returns the old value.
+    #[inline]
+    #[track_caller]
+    pub fn fetch_min(&self, rank: u32, addr: usize, value: u64, order: Order) -> u64 {
+        self.op(raw::UAT_OP_FMIN, rank, addr, value, 0, order)
+    }
+
+    /// Atomically replaces the word with the larger of it and `value`
+    /// (unsigned); returns the old value.
+    #[inline]
+    #[track_caller]
+    pub fn fetch_max(&self, rank: u32, addr: usize, value: u64, order: Order) -> u64 {
+        self.op(raw::UAT_OP_FMAX, rank, addr, value, 0, order)
     }
 
     /// Atomically stores `value`.

@@ -19,6 +19,7 @@
 //! future cells   count × 64 bytes
 //! stats slots    one per rank (rank 0's are gathered at the end of a run)
 //! RDMA region    copies of suspended threads' frames
+//! global heap    `uat::global` memory (UAT_GLOBAL_HEAP bytes)
 //! ```
 //!
 //! The stack region is the lowest part of the segment, so below it lies
@@ -61,6 +62,9 @@ pub struct Layout {
     pub cell_count: usize,
     pub rdma: usize,
     pub rdma_size: usize,
+    /// The global heap (`crate::global`).
+    pub heap: usize,
+    pub heap_size: usize,
     /// Bytes of the stack region `[ARENA_BASE - stack_size, ARENA_BASE)`.
     pub stack_size: usize,
     /// Bytes of the segment: the stack region and the parts above it.
@@ -153,6 +157,8 @@ impl Layout {
         let rdma = stats + page_up(ranks as usize * STATS_SLOT);
         let rdma_size = page_up(c.rdma_region);
         let stack_size = page_up(c.stack_size);
+        let heap = rdma + rdma_size;
+        let heap_size = page_up(c.global_heap);
         Layout {
             stats,
             deque,
@@ -161,8 +167,10 @@ impl Layout {
             cell_count: c.future_cells,
             rdma,
             rdma_size,
+            heap,
+            heap_size,
             stack_size,
-            total: stack_size + rdma + rdma_size,
+            total: stack_size + heap + heap_size,
         }
     }
 
@@ -304,9 +312,10 @@ mod tests {
             .deque_capacity(1000)
             .future_cells(1000)
             .rdma_region(100_000)
-            .stack_size(1 << 20);
+            .stack_size(1 << 20)
+            .global_heap(100_000);
         let l = Layout::new(&c, 3, 16, 64);
-        let parts = [0, l.deque, l.cells, l.stats, l.rdma, l.rdma + l.rdma_size];
+        let parts = [0, l.deque, l.cells, l.stats, l.rdma, l.heap, l.heap + l.heap_size];
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);
@@ -314,7 +323,8 @@ mod tests {
         assert!(l.rdma - l.stats >= 3 * STATS_SLOT);
         assert_eq!(l.stack_top(), ARENA_BASE);
         assert_eq!(l.stack_lo(), ARENA_BASE - (1 << 20));
-        assert_eq!(l.lo() + l.total, ARENA_BASE + l.rdma + l.rdma_size);
+        assert!(l.heap - l.rdma >= 100_000 && l.heap_size >= 100_000);
+        assert_eq!(l.lo() + l.total, ARENA_BASE + l.heap + l.heap_size);
         let (glo, ghi) = l.guard();
         assert_eq!((ghi, ghi - glo), (l.stack_lo(), GUARD_RESERVE));
         assert!(GUARD_RESERVE >= l.stack_size * 1024, "the guard dwarfs any frame");

@@ -35,7 +35,16 @@ pub struct Attention {
     /// Poll every this many spawns anyway (0: only when raised).
     interval: u32,
     countdown: Cell<u32>,
+    /// [`ATTENTION_MEMORY`] while global memory needs the next spawn (a
+    /// checkout is active, or cached bytes are dirty), else 0.
+    memory: Cell<u64>,
 }
+
+/// The owner's mark for "global memory needs the next spawn": a spawn
+/// inside a checkout is refused, dirty cached bytes are written back
+/// (`crate::global`). Set with an atomic or (not a store), so that a
+/// thief's request is not lost.
+pub const ATTENTION_MEMORY: u64 = 4;
 
 #[inline(always)]
 fn word() -> &'static AtomicU64 {
@@ -54,6 +63,7 @@ impl Attention {
         Attention {
             interval,
             countdown: Cell::new(interval.max(1)),
+            memory: Cell::new(0),
         }
     }
 
@@ -95,10 +105,27 @@ impl Attention {
         word().store(ATTENTION_REQUEST, Ordering::Relaxed);
     }
 
+    /// Sets or clears the global-memory mark.
+    pub fn mark_memory(&self, on: bool) {
+        if on {
+            self.memory.set(ATTENTION_MEMORY);
+            word().fetch_or(ATTENTION_MEMORY, Ordering::Relaxed);
+        } else {
+            self.memory.set(0);
+            word().fetch_and(!ATTENTION_MEMORY, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the global-memory mark is set.
+    #[inline]
+    pub fn memory_marked(&self) -> bool {
+        self.memory.get() != 0
+    }
+
     /// Acting on the word: clears it (a full fence, before the caller
     /// polls) and says whether a thief asked for work.
     pub fn take(&self) -> bool {
         self.countdown.set(self.interval.max(1));
-        word().swap(Self::idle_value(self.interval), Ordering::SeqCst) == ATTENTION_REQUEST
+        word().swap(Self::idle_value(self.interval) | self.memory.get(), Ordering::SeqCst) == ATTENTION_REQUEST
     }
 }

@@ -19,6 +19,10 @@
 //! | poller: pin to cores | `UAT_POLLER_CORE=B` or `=c0,c1,...` | not pinned |
 //! | migration checker (off, or on) | `UAT_CHECK_MIGRATION=0\|1` | off |
 //! | tests: make a steal certain in every run | `UAT_FORCE_STEAL=1` | off |
+//! | global heap per rank (`uat::global`) | `UAT_GLOBAL_HEAP` | 256 MiB |
+//! | global memory's software cache (network only) | `UAT_CACHE=on\|off` | on |
+//! | cache block | `UAT_CACHE_BLOCK` (power of two, ≥ 4K) | 16 KiB |
+//! | cache capacity per process | `UAT_CACHE_SIZE` | 256 MiB |
 //!
 //! `UAT_POLLER_CORE=B` pins the poller of the i-th rank on a host (in rank
 //! order) to core `B + i`; a list pins it to the list's i-th core. A core the
@@ -68,6 +72,31 @@ pub struct Config {
     /// waits until another rank has stolen the root's continuation, so that
     /// a steal is certain, not likely (`UAT_FORCE_STEAL`; one extra spawn).
     pub force_steal: bool,
+    /// Bytes of each rank's global heap (`UAT_GLOBAL_HEAP`).
+    pub global_heap: usize,
+    /// Global memory outside shared memory is cached (`UAT_CACHE`).
+    pub cache: bool,
+    /// Bytes of a cache block (`UAT_CACHE_BLOCK`).
+    pub cache_block: usize,
+    /// Bytes the cache may hold (`UAT_CACHE_SIZE`).
+    pub cache_size: usize,
+    /// Tests only: break the cache's coherence on purpose
+    /// (`UAT_CACHE_FAULT=no-write-back|no-invalidate`), so that a test can
+    /// show it detects the fault.
+    #[doc(hidden)]
+    pub cache_fault: CacheFault,
+}
+
+/// A fault injected into the global-memory cache (tests only).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheFault {
+    #[default]
+    None,
+    /// Release points write nothing back.
+    NoWriteBack,
+    /// Acquire points forget nothing.
+    NoInvalidate,
 }
 
 impl Default for Config {
@@ -89,6 +118,11 @@ impl Default for Config {
             poller_core: None,
             check_migration: false,
             force_steal: false,
+            global_heap: 256 << 20,
+            cache: true,
+            cache_block: 16 << 10,
+            cache_size: 256 << 20,
+            cache_fault: CacheFault::None,
         }
     }
 }
@@ -213,6 +247,46 @@ impl Config {
         size("UAT_STACK_SIZE", 256 << 10, &mut c.stack_size)?;
         size("UAT_DEQUE_CAPACITY", 16, &mut c.deque_capacity)?;
         size("UAT_FUTURE_CELLS", 16, &mut c.future_cells)?;
+        size("UAT_GLOBAL_HEAP", 64 << 10, &mut c.global_heap)?;
+        size("UAT_CACHE_BLOCK", 4 << 10, &mut c.cache_block)?;
+        if !c.cache_block.is_power_of_two() {
+            return Err(ConfigError(format!(
+                "UAT_CACHE_BLOCK={}: a cache block must be a power of two (4K, 16K, 64K, ...)",
+                env("UAT_CACHE_BLOCK").unwrap_or_default()
+            )));
+        }
+        size("UAT_CACHE_SIZE", 4 << 10, &mut c.cache_size)?;
+        if c.cache_size < c.cache_block {
+            return Err(ConfigError(format!(
+                "UAT_CACHE_SIZE={}: the cache must hold at least one block (UAT_CACHE_BLOCK={})",
+                fmt_size(c.cache_size),
+                fmt_size(c.cache_block)
+            )));
+        }
+        if let Some(v) = env("UAT_CACHE_FAULT") {
+            c.cache_fault = match v.as_str() {
+                "" | "none" => CacheFault::None,
+                "no-write-back" => CacheFault::NoWriteBack,
+                "no-invalidate" => CacheFault::NoInvalidate,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "UAT_CACHE_FAULT={v}: expected no-write-back or no-invalidate (tests only)"
+                    )))
+                }
+            };
+        }
+        if let Some(v) = env("UAT_CACHE") {
+            c.cache = match v.as_str() {
+                "on" => true,
+                "off" => false,
+                _ => {
+                    return Err(ConfigError(format!(
+                        "UAT_CACHE={v}: expected on (global memory outside shared memory is cached in blocks, \
+                         written back at release points) or off (one get per checkout, one put per write)"
+                    )))
+                }
+            };
+        }
         size("UAT_RDMA_REGION", 64 << 10, &mut c.rdma_region)?;
         if let Some(v) = env("UAT_POLL_INTERVAL") {
             c.poll_interval = Some(
@@ -349,6 +423,22 @@ impl Config {
         self.force_steal = on;
         self
     }
+    pub fn global_heap(mut self, bytes: usize) -> Config {
+        self.global_heap = bytes;
+        self
+    }
+    pub fn cache(mut self, on: bool) -> Config {
+        self.cache = on;
+        self
+    }
+    pub fn cache_block(mut self, bytes: usize) -> Config {
+        self.cache_block = bytes;
+        self
+    }
+    pub fn cache_size(mut self, bytes: usize) -> Config {
+        self.cache_size = bytes;
+        self
+    }
 }
 
 #[cfg(test)]
@@ -420,6 +510,33 @@ mod tests {
             ("UAT_LIFELINES", "maybe"),
             ("UAT_LIFELINE_W", "0"),
             ("UAT_LIFELINE_Z", "33"),
+        ] {
+            let e = Config::from_lookup(|x| (x == k).then(|| v.to_string())).unwrap_err();
+            assert!(e.0.contains(&format!("{k}={v}")), "{e}");
+        }
+    }
+
+    #[test]
+    fn global_memory_settings_parse_and_bad_values_name_the_variable() {
+        let d = Config::from_lookup(|_| None).unwrap();
+        assert_eq!((d.global_heap, d.cache, d.cache_block), (256 << 20, true, 16 << 10));
+        let c = Config::from_lookup(|k| match k {
+            "UAT_GLOBAL_HEAP" => Some("1G".into()),
+            "UAT_CACHE" => Some("off".into()),
+            "UAT_CACHE_BLOCK" => Some("64K".into()),
+            "UAT_CACHE_SIZE" => Some("1M".into()),
+            _ => None,
+        })
+        .unwrap();
+        assert_eq!(
+            (c.global_heap, c.cache, c.cache_block, c.cache_size),
+            (1 << 30, false, 64 << 10, 1 << 20)
+        );
+        for (k, v) in [
+            ("UAT_CACHE", "maybe"),
+            ("UAT_CACHE_BLOCK", "5000"),
+            ("UAT_CACHE_SIZE", "4K"),
+            ("UAT_GLOBAL_HEAP", "lots"),
         ] {
             let e = Config::from_lookup(|x| (x == k).then(|| v.to_string())).unwrap_err();
             assert!(e.0.contains(&format!("{k}={v}")), "{e}");

@@ -21,8 +21,12 @@ pub const CELL_SIZE: usize = 64;
 pub const MAX_RESULT_SIZE: usize = 48;
 
 const PENDING: u64 = 0;
-const DONE: u64 = 1;
+/// Completed by a task on this cell's own process.
+pub const DONE: u64 = 1;
 const FREE: u64 = 2;
+/// Completed from another process (its joiner must acquire global memory:
+/// `crate::global`). Odd, like DONE: `state & 1` means done.
+pub const DONE_REMOTE: u64 = 3;
 
 #[repr(C, align(64))]
 pub struct Cell {
@@ -52,7 +56,13 @@ impl CellRef {
     /// Whether the child has completed (local cells).
     #[inline(always)]
     pub fn is_done_local(self) -> bool {
-        self.cell().state.load(Ordering::Acquire) == DONE
+        self.state_local() & 1 == 1
+    }
+
+    /// The state word of a local cell (acquire).
+    #[inline(always)]
+    pub fn state_local(self) -> u64 {
+        self.cell().state.load(Ordering::Acquire)
     }
 
     /// Writes the result and marks the cell done (local cells).
@@ -147,6 +157,7 @@ fn accept_returned(addr: usize) -> Result<(), &'static str> {
     let state = unsafe { &(*(addr as *const Cell)).state };
     state
         .compare_exchange(DONE, FREE, Ordering::Acquire, Ordering::Relaxed)
+        .or_else(|_| state.compare_exchange(DONE_REMOTE, FREE, Ordering::Acquire, Ordering::Relaxed))
         .map(|_| ())
         .map_err(|now| {
             if now == FREE {
@@ -191,12 +202,12 @@ impl CellRef {
         // SAFETY: value points to len readable bytes (the caller's T).
         let bytes = unsafe { std::slice::from_raw_parts(value, len) };
         g.put(self.rank, remote(g, self.rank, self.addr + 16), bytes);
-        g.put_u64(self.rank, remote(g, self.rank, self.addr), DONE);
+        g.put_u64(self.rank, remote(g, self.rank, self.addr), DONE_REMOTE);
     }
 
     /// Whether a cell of another rank is done (one GET).
     pub fn is_done_remote(self, g: Gasnet) -> bool {
-        g.get_u64(self.rank, remote(g, self.rank, self.addr)) == DONE
+        g.get_u64(self.rank, remote(g, self.rank, self.addr)) & 1 == 1
     }
 
     /// Reads the result of a done remote cell and hands the cell back to its

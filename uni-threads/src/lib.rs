@@ -67,6 +67,7 @@ mod context;
 mod deque;
 mod fatal;
 mod future;
+pub mod global;
 mod guard;
 mod lifeline;
 mod migration;
@@ -83,7 +84,7 @@ mod victim;
 mod worker;
 
 pub use arena::ARENA_BASE;
-pub use config::{Config, ConfigError, PollerCores, StealProtocol};
+pub use config::{CacheFault, Config, ConfigError, PollerCores, StealProtocol};
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};

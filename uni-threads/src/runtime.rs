@@ -89,6 +89,13 @@ impl Runtime {
     /// calls. Values (numbers, plain structs), pointers into the task's own
     /// frames and statics are fine. `UAT_CHECK_MIGRATION=1` finds violations
     /// of this rule for heap memory (see the crate docs).
+    ///
+    /// And for global memory ([`crate::global`]): two tasks that may run at
+    /// the same time (neither has joined the other, directly or through
+    /// other joins) must not check out overlapping elements when one of
+    /// them writes. Checkouts hand out ordinary slices of memory that other
+    /// processes may map; fork-join programs without such races see
+    /// exactly what they wrote (the coherence rules in `crate::global`).
     pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
         if worker::is_running() {
             return Err(StartError::Other(
@@ -112,6 +119,10 @@ impl Runtime {
         gasnet
             .register_handlers(&crate::lifeline::handlers())
             .map_err(|e| StartError::Other(e.to_string()))?;
+        gasnet
+            .register_handlers(&crate::global::heap::handlers())
+            .map_err(|e| StartError::Other(e.to_string()))?;
+        let global_atomics = am_fad::GlobalAtomics::new(gasnet);
         arena::map(gasnet, &layout).map_err(StartError::Arena)?;
         check_same_addresses(gasnet, &layout)?;
         if config.check_migration {
@@ -134,6 +145,22 @@ impl Runtime {
                 Attention::new(poll_interval),
             )
         };
+        // After the deque's words (native mode: atomic domains are created
+        // collectively, in the same order on every rank).
+        let heap_lo = Layout::addr(layout.heap);
+        global_atomics.init(
+            arena::remote(gasnet, rank, heap_lo),
+            arena::remote(gasnet, rank, heap_lo + layout.heap_size),
+            heap_lo,
+        );
+        let memory = crate::global::Memory::new(
+            global_atomics,
+            crate::global::heap::LocalHeap::new(crate::global::heap::Zones::new(&layout)),
+            &config,
+            heap_lo,
+            layout.heap_size,
+            ranks,
+        );
         let seed = config.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -182,7 +209,9 @@ impl Runtime {
                 cpu_ns_at_start: 0.into(),
             },
             poller: poller.into(),
+            memory,
         });
+        worker().memory.heap.publish();
         crate::guard::install(
             guard_lo,
             guard_hi,
@@ -220,6 +249,7 @@ impl Runtime {
         w.run.handler_cycles_at_start.set(am_fad::handler_cycles());
         w.run.cpu_ns_at_start.set(thread_cpu_ns());
         w.lifelines.reset();
+        w.memory.acquire(w);
         let cell = if w.rank == 0 {
             Some(
                 w.cells
@@ -246,6 +276,7 @@ impl Runtime {
             enter(root, root_cell);
         }
         let w = worker();
+        w.memory.end_of_run(w);
         let cpu = thread_cpu_ns().saturating_sub(w.run.cpu_ns_at_start.get());
         w.run.counters.update(|c| c.worker_cpu_ns = cpu);
         // Every spawned task must have been joined: a leaked handle leaves a
@@ -452,6 +483,8 @@ where
     let w = worker();
     w.thread.top.set(w.layout.stack_top());
     let value = run_task(f);
+    let w = worker();
+    w.memory.release(w);
     complete(
         CellRef {
             addr: root_cell,

@@ -60,6 +60,10 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
             }
             // The uni-address region is empty: steal.
             if let Some(entry) = crate::steal::try_steal() {
+                // An acquire point for global memory (the victim released
+                // at the spawn that pushed this continuation).
+                let w = worker();
+                w.memory.acquire(w);
                 // SAFETY: the stolen frames are in place at their address.
                 unsafe { resume_context(entry.ctx as *mut u8) }
             }

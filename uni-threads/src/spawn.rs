@@ -186,12 +186,18 @@ where
     run_task_into(f, &mut value);
 
     // The child may have moved to another process: fetch the worker again.
-    // SAFETY: run_task_into wrote a T (or ended the job).
-    complete(cell, unsafe { value.assume_init_ref() });
     let w = worker_in_task();
     if w.deque.pop().is_some() {
-        return; // the parent is still here: back into it
+        // The parent is still here: complete and return into it.
+        // SAFETY: run_task_into wrote a T (or ended the job).
+        complete(cell, unsafe { value.assume_init_ref() });
+        return;
     }
+    // The parent runs elsewhere: what this task wrote to global memory
+    // must be visible there before the result is (a release point).
+    w.memory.release(w);
+    // SAFETY: as above.
+    complete(cell, unsafe { value.assume_init_ref() });
     scheduler::parent_gone()
 }
 
@@ -268,7 +274,13 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
     loop {
         let w = worker_in_task();
         if cell.rank == w.rank {
-            if cell.is_done_local() {
+            let state = cell.state_local();
+            if state & 1 == 1 {
+                if state == crate::future::DONE_REMOTE {
+                    // The task finished on another process: an acquire
+                    // point for global memory.
+                    w.memory.acquire(w);
+                }
                 // SAFETY: done, and it holds the T its spawn created it for.
                 let value = unsafe { cell.result_local::<T>() };
                 w.cells.free(cell);
@@ -276,11 +288,13 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
                 return value;
             }
         } else if cell.is_done_remote(w.gasnet) {
+            w.memory.acquire(w);
             let value = cell.take_remote::<T>(w.gasnet);
             w.run.counters.update(|c| c.joins += 1);
             return value;
         }
         let _ = worker_for_task("JoinHandle::join");
+        w.memory.before_wait();
         scheduler::suspend_until_done(cell);
     }
 }

@@ -158,6 +158,17 @@ stats! {
     /// CPU time of the worker thread during the run (the `rdma-emulated`
     /// poller thread not included).
     worker_cpu_ns: Sum Nanos,
+    /// Global memory (`uat::global`): cache blocks a checkout found valid
+    /// (network only; 0 where every rank's memory is mapped).
+    cache_hits: Sum Count,
+    /// Cache blocks a checkout had to fetch (with `UAT_CACHE=off`: every
+    /// checkout's gets).
+    cache_misses: Sum Count,
+    /// Bytes of global memory fetched from other processes' segments.
+    global_fetched_bytes: Sum Bytes,
+    /// Bytes of global memory written to other processes' segments (cache
+    /// write-backs, or with `UAT_CACHE=off` every write checkout).
+    global_written_bytes: Sum Bytes,
 }
 
 /// The live counters of this rank: a [`Stats`] updated in place by the

@@ -93,6 +93,8 @@ pub struct Worker {
     pub victims: VictimRng,
     /// Quiescing when idle, waking the idle when busy.
     pub lifelines: Lifelines,
+    /// Global memory: heap, checkouts, cache.
+    pub memory: crate::global::Memory,
     pub thread: ThreadPlace,
     pub waiters: Waiters,
     pub run: RunState,
@@ -257,6 +259,9 @@ impl Worker {
     /// waiting on this one's lifelines ([`crate::lifeline`]).
     #[inline(never)]
     pub fn attend(&self, pushing: bool) {
+        if self.attention.memory_marked() {
+            self.memory.at_attention(self, pushing);
+        }
         let requested = self.attention.take();
         self.poll_now();
         if requested {

@@ -1,0 +1,81 @@
+//! Global memory (`uat::global`) in real multi-rank jobs: exact results at
+//! every rank count of this conduit (steals certain), a 1 MiB task result,
+//! misuse refused with a message, and — over real UDP, where other ranks'
+//! memory is cached — fork-join coherence, with a cache broken on purpose
+//! caught by the same check.
+
+mod common;
+
+use common::{example, rank_counts, run_job_with_env, JobOutput};
+
+fn global_memory(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> JobOutput {
+    run_job_with_env(launcher, &example("global_memory"), args, env)
+}
+
+fn assert_exact(out: &JobOutput) {
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    for key in ["sum_ok", "max_ok", "leaves_ok", "big_ok"] {
+        assert_eq!(json[key], true, "{key}: {}", out.describe());
+    }
+}
+
+#[test]
+fn a_distributed_array_is_filled_and_summed_exactly_and_a_task_returns_1_mib() {
+    for &n in rank_counts() {
+        let out = global_memory(&["-n", &n.to_string()], &["-n", "300000"], &[("UAT_FORCE_STEAL", "1")]);
+        assert_exact(&out);
+    }
+}
+
+#[test]
+fn a_checkout_held_across_spawn_is_refused() {
+    let out = global_memory(&["-n", "2"], &["--misuse", "spawn-in-checkout"], &[]);
+    assert_ne!(out.code, Some(0), "{}", out.describe());
+    assert!(
+        out.stderr
+            .contains("uat::spawn was called inside a checkout of global memory"),
+        "{}",
+        out.describe()
+    );
+}
+
+#[test]
+fn a_second_free_is_refused() {
+    let out = global_memory(&["-n", "2"], &["--misuse", "double-free"], &[]);
+    assert_ne!(out.code, Some(0), "{}", out.describe());
+    assert!(out.stderr.contains("was freed twice"), "{}", out.describe());
+}
+
+#[test]
+fn over_real_udp_the_cache_is_coherent_and_a_broken_one_is_caught() {
+    if uat::CONDUIT.name() != "udp" {
+        return;
+    }
+    let udp = ["--real-udp", "-n", "2"];
+    let looks = |env: &[(&str, &str)]| {
+        let out = global_memory(&udp, &["--coherence", "-n", "100000"], env);
+        let json = out.json();
+        assert_eq!(
+            json["coherence_ranks"],
+            serde_json::json!([1, 0, 1]),
+            "the task moved between the ranks: {}",
+            out.describe()
+        );
+        json["coherent_looks"].as_u64().unwrap()
+    };
+    assert_eq!(looks(&[]), 3, "cache on");
+    assert_eq!(looks(&[("UAT_CACHE", "off")]), 3, "cache off");
+    // The check can fail: without write-back the second look sees stale
+    // memory, without invalidation the third sees a stale cached copy.
+    assert_eq!(looks(&[("UAT_CACHE_FAULT", "no-write-back")]), 2);
+    assert_eq!(looks(&[("UAT_CACHE_FAULT", "no-invalidate")]), 2);
+    for cache in ["on", "off"] {
+        let out = global_memory(
+            &udp,
+            &["-n", "300000"],
+            &[("UAT_CACHE", cache), ("UAT_FORCE_STEAL", "1")],
+        );
+        assert_exact(&out);
+    }
+}

@@ -1,0 +1,400 @@
+//! The software cache of global memory that this process cannot map:
+//! another rank's heap across the network (udp `--real-udp`, mpi without
+//! shared memory, ibv). Where a rank's segment is mapped (its own, and
+//! every rank of its shared-memory neighbourhood) nothing is cached:
+//! checkouts load and store there directly.
+//!
+//! The cache is a *mirror*: a process-local reservation as large as every
+//! rank's heap side by side (`ranks × UAT_GLOBAL_HEAP` of address space,
+//! backed only where blocks are held), in which rank `r`'s heap byte `x`
+//! lives at `mirror + r × heap + x`. A checkout of a range on one rank is
+//! then a contiguous slice of the mirror, whatever blocks it spans.
+//!
+//! - Blocks of `UAT_CACHE_BLOCK` bytes are fetched on a miss (runs of
+//!   missing blocks with one get each) and counted against
+//!   `UAT_CACHE_SIZE`; the least recently used block not in a checkout is
+//!   evicted (written back first if dirty).
+//! - A write checkout marks its bytes dirty (one bit per byte), and dirty
+//!   bytes — only those, so two ranks writing different parts of one block
+//!   do not overwrite each other — are written back at the next *release*
+//!   point (lazy release: see `crate::global`).
+//! - An *acquire* point writes back and then forgets every block.
+//!
+//! With `UAT_CACHE=off` nothing is kept: every checkout gets its range and
+//! every write checkout puts it back when it ends.
+
+use std::collections::HashMap;
+
+use crate::arena::remote;
+use crate::worker::Worker;
+
+/// One cached block.
+struct Block {
+    /// One bit per byte written since the last write-back (None: clean).
+    dirty: Option<Box<[u64]>>,
+    /// When a checkout last used it (the cache's clock).
+    used: u64,
+    /// Checkouts holding it now (not evictable while > 0).
+    pins: u32,
+}
+
+/// This process's cache of other ranks' global memory.
+pub struct Cache {
+    on: bool,
+    fault: crate::config::CacheFault,
+    block: usize,
+    capacity: usize,
+    heap_lo: usize,
+    heap_size: usize,
+    ranks: u32,
+    /// The mirror's base (0 until the first checkout needs it).
+    mirror: usize,
+    blocks: HashMap<(u32, usize), Block>,
+    dirty: usize,
+    clock: u64,
+}
+
+impl Cache {
+    pub fn new(
+        on: bool,
+        fault: crate::config::CacheFault,
+        block: usize,
+        size: usize,
+        heap_lo: usize,
+        heap_size: usize,
+        ranks: u32,
+    ) -> Cache {
+        Cache {
+            on,
+            fault,
+            block,
+            capacity: (size / block).max(1),
+            heap_lo,
+            heap_size,
+            ranks,
+            mirror: 0,
+            blocks: HashMap::new(),
+            dirty: 0,
+            clock: 0,
+        }
+    }
+
+    /// Whether dirty bytes wait for a release point.
+    pub fn is_dirty(&self) -> bool {
+        self.dirty > 0
+    }
+
+    /// Whether anything is held (an acquire point has work to do).
+    pub fn holds_blocks(&self) -> bool {
+        !self.blocks.is_empty()
+    }
+
+    fn mirror_addr(&mut self, rank: u32, addr: usize) -> usize {
+        if self.mirror == 0 {
+            let len = self.heap_size * self.ranks as usize;
+            // SAFETY: a fresh private anonymous reservation; nothing is
+            // replaced (no MAP_FIXED).
+            let p = unsafe {
+                libc::mmap(
+                    std::ptr::null_mut(),
+                    len,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                    0,
+                )
+            };
+            if p == libc::MAP_FAILED {
+                crate::fatal::fatal(format_args!(
+                    "cannot reserve {} of address space for the global-memory cache ({}): lower UAT_GLOBAL_HEAP \
+                     or raise ulimit -v",
+                    crate::config::fmt_size(len),
+                    std::io::Error::last_os_error()
+                ));
+            }
+            self.mirror = p as usize;
+        }
+        self.mirror + rank as usize * self.heap_size + (addr - self.heap_lo)
+    }
+
+    /// The blocks `[first, last]` of `[addr, addr + len)` (len > 0).
+    fn block_span(&self, addr: usize, len: usize) -> (usize, usize) {
+        let lo = addr - self.heap_lo;
+        (lo / self.block, (lo + len - 1) / self.block)
+    }
+
+    /// Makes `[addr, addr + len)` of `rank`'s heap (len > 0) readable and
+    /// writable here and returns its address in the mirror. `fetch`: its
+    /// current contents are needed (false: the caller overwrites all of
+    /// it). Blocks stay pinned until [`Cache::finish`].
+    pub fn view(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
+        let at = self.mirror_addr(rank, addr);
+        if !self.on {
+            if fetch {
+                // SAFETY: `at` is `len` writable bytes of the mirror that no
+                // reference covers (no checkout of them is active: the
+                // checkout registry refused overlaps).
+                unsafe { w.gasnet.get_raw(at as *mut u8, rank, remote(w.gasnet, rank, addr), len) };
+                w.run.counters.update(|c| {
+                    c.cache_misses += 1;
+                    c.global_fetched_bytes += len as u64;
+                });
+            }
+            return at as *mut u8;
+        }
+        let (first, last) = self.block_span(addr, len);
+        self.clock += 1;
+        let (mut hits, mut misses, mut bytes) = (0u64, 0u64, 0u64);
+        // A run of missing blocks [start, b) is fetched with one get.
+        let mut run: Option<usize> = None;
+        for b in first..=last + 1 {
+            let mut fetch_this = false;
+            if b <= last {
+                if self.blocks.contains_key(&(rank, b)) {
+                    hits += 1;
+                } else {
+                    // A block wholly overwritten needs no fetch.
+                    let (blo, bhi) = (self.heap_lo + b * self.block, self.heap_lo + (b + 1) * self.block);
+                    fetch_this = fetch || blo < addr || bhi > addr + len;
+                    self.make_room(w);
+                    self.blocks.insert(
+                        (rank, b),
+                        Block {
+                            dirty: None,
+                            used: self.clock,
+                            pins: 0,
+                        },
+                    );
+                    misses += 1;
+                }
+                // Pinned at once: making room for the next block of this
+                // checkout must not evict this one.
+                let block = self.blocks.get_mut(&(rank, b)).expect("present");
+                block.pins += 1;
+                block.used = self.clock;
+            }
+            if fetch_this {
+                run.get_or_insert(b);
+                continue;
+            }
+            if let Some(start) = run.take() {
+                let lo = self.heap_lo + start * self.block;
+                let n = ((b - start) * self.block).min(self.heap_lo + self.heap_size - lo);
+                let dst = self.mirror_addr(rank, lo);
+                // SAFETY: mirror bytes of blocks just inserted, not yet
+                // handed out; complete at wait_nbi below.
+                unsafe { w.gasnet.get_nbi(dst as *mut u8, rank, remote(w.gasnet, rank, lo), n) };
+                bytes += n as u64;
+            }
+        }
+        w.gasnet.wait_nbi();
+        w.run.counters.update(|c| {
+            c.cache_hits += hits;
+            c.cache_misses += misses;
+            c.global_fetched_bytes += bytes;
+        });
+        at as *mut u8
+    }
+
+    /// Ends a checkout of `[addr, addr + len)` on `rank` made with
+    /// [`Cache::view`]: `wrote`, its bytes are dirty (written back at the
+    /// next release point; at once with the cache off).
+    pub fn finish(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, wrote: bool) {
+        if !self.on {
+            if wrote {
+                let at = self.mirror_addr(rank, addr);
+                // SAFETY: the checkout's bytes in the mirror; it has ended.
+                let bytes = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
+                w.gasnet.put(rank, remote(w.gasnet, rank, addr), bytes);
+                w.run.counters.update(|c| c.global_written_bytes += len as u64);
+            }
+            return;
+        }
+        let (first, last) = self.block_span(addr, len);
+        let words = self.block / 64;
+        for b in first..=last {
+            let block = self.blocks.get_mut(&(rank, b)).expect("a checkout pins its blocks");
+            block.pins -= 1;
+            if !wrote {
+                continue;
+            }
+            let blo = self.heap_lo + b * self.block;
+            let from = addr.max(blo) - blo;
+            let to = (addr + len).min(blo + self.block) - blo;
+            if block.dirty.is_none() {
+                block.dirty = Some(vec![0u64; words].into_boxed_slice());
+                self.dirty += 1;
+            }
+            let bits = block.dirty.as_mut().expect("set above");
+            set_bits(bits, from, to);
+        }
+    }
+
+    /// Writes back every dirty byte (a release point).
+    pub fn release(&mut self, w: &Worker) {
+        if self.dirty == 0 || self.fault == crate::config::CacheFault::NoWriteBack {
+            return;
+        }
+        let mut written = 0u64;
+        let keys: Vec<(u32, usize)> = self.blocks.keys().copied().collect();
+        for key in keys {
+            written += self.write_back(w, key);
+        }
+        w.gasnet.wait_nbi();
+        w.run.counters.update(|c| c.global_written_bytes += written);
+    }
+
+    /// Starts writing back `key`'s dirty runs (complete at `wait_nbi`);
+    /// returns the bytes.
+    fn write_back(&mut self, w: &Worker, (rank, b): (u32, usize)) -> u64 {
+        let Some(bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
+            return 0;
+        };
+        self.dirty -= 1;
+        let blo = self.heap_lo + b * self.block;
+        let src = self.mirror_addr(rank, blo);
+        let mut n = 0;
+        for (from, to) in runs(&bits, self.block) {
+            // SAFETY: bytes of a block held in the mirror, not in any
+            // active write checkout (release points are outside
+            // checkouts, or at a poll inside one, before its bytes are
+            // marked); unchanged until wait_nbi.
+            unsafe {
+                w.gasnet.put_nbi(
+                    rank,
+                    remote(w.gasnet, rank, blo + from),
+                    (src + from) as *const u8,
+                    to - from,
+                )
+            };
+            n += (to - from) as u64;
+        }
+        n
+    }
+
+    /// Writes back, then forgets every block not in a checkout (an acquire
+    /// point).
+    pub fn acquire(&mut self, w: &Worker) {
+        self.release(w);
+        if self.fault == crate::config::CacheFault::NoInvalidate {
+            return;
+        }
+        let gone: Vec<(u32, usize)> = self
+            .blocks
+            .iter()
+            .filter(|(_, x)| x.pins == 0)
+            .map(|(k, _)| *k)
+            .collect();
+        for key in gone {
+            self.forget(key);
+        }
+    }
+
+    /// Drops the blocks overlapping `[addr, addr + len)` of `rank` after
+    /// writing back their dirty bytes (memory being allocated or freed).
+    pub fn drop_range(&mut self, w: &Worker, rank: u32, addr: usize, len: usize) {
+        if len == 0 || self.blocks.is_empty() {
+            return;
+        }
+        let (first, last) = self.block_span(addr, len);
+        let mut written = 0;
+        for b in first..=last {
+            if self.blocks.get(&(rank, b)).is_some_and(|x| x.pins == 0) {
+                written += self.write_back(w, (rank, b));
+            }
+        }
+        w.gasnet.wait_nbi();
+        w.run.counters.update(|c| c.global_written_bytes += written);
+        for b in first..=last {
+            if self.blocks.get(&(rank, b)).is_some_and(|x| x.pins == 0) {
+                self.forget((rank, b));
+            }
+        }
+    }
+
+    fn forget(&mut self, (rank, b): (u32, usize)) {
+        if let Some(x) = self.blocks.remove(&(rank, b)) {
+            debug_assert!(x.dirty.is_none());
+            let lo = self.heap_lo + b * self.block;
+            let at = self.mirror_addr(rank, lo);
+            let n = self.block.min(self.heap_lo + self.heap_size - lo);
+            // SAFETY: a block of our private mirror (clamped to its rank's
+            // part) that no checkout holds; its pages return to zero-fill.
+            unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_DONTNEED) };
+        }
+    }
+
+    /// Evicts the least recently used unpinned block when the cache is full.
+    fn make_room(&mut self, w: &Worker) {
+        if self.blocks.len() < self.capacity {
+            return;
+        }
+        let victim = self
+            .blocks
+            .iter()
+            .filter(|(_, x)| x.pins == 0)
+            .min_by_key(|(_, x)| x.used)
+            .map(|(k, _)| *k);
+        let Some(key) = victim else {
+            crate::fatal::fatal(format_args!(
+                "the global-memory cache is full of checked-out blocks ({} of UAT_CACHE_BLOCK={}): raise \
+                 UAT_CACHE_SIZE or check out less at once",
+                self.capacity,
+                crate::config::fmt_size(self.block)
+            ))
+        };
+        let written = self.write_back(w, key);
+        w.gasnet.wait_nbi();
+        w.run.counters.update(|c| c.global_written_bytes += written);
+        self.forget(key);
+    }
+}
+
+/// Sets bits `[from, to)`.
+fn set_bits(bits: &mut [u64], from: usize, to: usize) {
+    let mut i = from;
+    while i < to {
+        let (word, bit) = (i / 64, i % 64);
+        let n = (64 - bit).min(to - i);
+        let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
+        bits[word] |= mask;
+        i += n;
+    }
+}
+
+/// The runs `[from, to)` of set bits among the first `len`.
+fn runs(bits: &[u64], len: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for i in 0..=len {
+        let set = i < len && bits[i / 64] & (1 << (i % 64)) != 0;
+        match (set, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s)) => {
+                out.push((s, i));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dirty_bits_come_back_as_runs() {
+        let mut bits = vec![0u64; 4];
+        set_bits(&mut bits, 3, 5);
+        set_bits(&mut bits, 60, 130);
+        set_bits(&mut bits, 129, 131);
+        set_bits(&mut bits, 255, 256);
+        assert_eq!(runs(&bits, 256), vec![(3, 5), (60, 131), (255, 256)]);
+        let mut all = vec![0u64; 2];
+        set_bits(&mut all, 0, 128);
+        assert_eq!(all, vec![u64::MAX; 2]);
+        assert_eq!(runs(&all, 128), vec![(0, 128)]);
+    }
+}

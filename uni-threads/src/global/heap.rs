@@ -1,0 +1,343 @@
+//! The global heap: the top part of every rank's arena, in two zones.
+//!
+//! ```text
+//! [local zone | symmetric zone]      (each UAT_GLOBAL_HEAP / 2 bytes)
+//! ```
+//!
+//! - The **local zone** serves allocations on the calling task's rank
+//!   (`GlobalSlice::alloc`, `GlobalAtomicU64::new`): a first-fit free list
+//!   owned by the rank, behind a lock (the `rdma-emulated` poller frees
+//!   blocks handed back by other ranks).
+//! - The **symmetric zone** serves allocations that need the *same* offset
+//!   on every rank (`GlobalSlice::alloc_distributed`, `alloc_on`): a bump
+//!   pointer in one word on rank 0, changed by global compare-and-swap (so
+//!   any task on any rank allocates, in every fetch-and-add mode). The word
+//!   also counts the live symmetric allocations; the zone is reclaimed as a
+//!   whole when that count returns to zero.
+//!
+//! Every allocation starts with a 64-byte header whose first word holds
+//! `LIVE_TAG ^ address` while the block is allocated: `free` swaps it to 0
+//! with a global compare-and-swap, so a second free of the same block (or a
+//! free of something that is not a block) is caught on the freeing rank,
+//! whichever rank that is, and ends the job with a message. The header word
+//! is reached only through global atomics (the `native` rule for atomic
+//! domain words).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use am_fad::AtomicOp;
+use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
+
+use crate::arena::{remote, Layout};
+use crate::worker::Worker;
+
+/// Bytes of an allocation's header, and the alignment of every allocation.
+pub const HEADER: usize = 64;
+/// The header word of a live block: this tag mixed with the block's data
+/// address.
+const LIVE_TAG: u64 = 0x6c69_7665_0000_0000;
+/// Bytes at the start of the symmetric zone holding its control word (on
+/// rank 0).
+const SYMMETRIC_CONTROL: usize = 4096;
+/// The control word: live allocations in the top 16 bits, the bump offset
+/// (bytes from the zone's data start) in the low 48.
+const LIVE_SHIFT: u32 = 48;
+const OFFSET_MASK: u64 = (1 << LIVE_SHIFT) - 1;
+
+/// Handler index of GLOBAL_FREE(data address): a local-zone block of the
+/// receiving rank that another rank freed (its header already cleared).
+pub const GLOBAL_FREE: u8 = 214;
+
+/// The heap's zones, as arena addresses (the same on every rank).
+#[derive(Clone, Copy, Debug)]
+pub struct Zones {
+    pub local: (usize, usize),
+    pub symmetric: (usize, usize),
+}
+
+impl Zones {
+    pub fn new(layout: &Layout) -> Zones {
+        let lo = Layout::addr(layout.heap);
+        let half = (layout.heap_size / 2) & !(4095);
+        Zones {
+            local: (lo, lo + half),
+            symmetric: (lo + half, lo + layout.heap_size),
+        }
+    }
+
+    fn symmetric_control(&self) -> usize {
+        self.symmetric.0
+    }
+
+    fn symmetric_data(&self) -> usize {
+        self.symmetric.0 + SYMMETRIC_CONTROL
+    }
+}
+
+/// The local zone's free list (offsets are arena addresses).
+struct FreeList {
+    /// Free ranges: start → length.
+    free: BTreeMap<usize, usize>,
+    /// Live blocks (header address) → length with the header.
+    live: BTreeMap<usize, usize>,
+}
+
+/// This rank's local zone.
+pub struct LocalHeap {
+    list: Mutex<FreeList>,
+    zones: Zones,
+}
+
+/// This rank's zones, for the GLOBAL_FREE handler (set before the first
+/// barrier of the runtime, like the cells' range).
+static LOCAL_LO: AtomicUsize = AtomicUsize::new(0);
+static LOCAL_HI: AtomicUsize = AtomicUsize::new(0);
+/// GLOBAL_FREE messages refused by this rank.
+static REFUSED: AtomicU64 = AtomicU64::new(0);
+/// The heap, for the handler (a `&'static` of the installed worker's).
+static HEAP: std::sync::OnceLock<&'static LocalHeap> = std::sync::OnceLock::new();
+
+/// Rounds a byte count up to the allocation granularity.
+fn granules(bytes: usize) -> Option<usize> {
+    bytes.checked_add(HEADER - 1).map(|b| b & !(HEADER - 1))
+}
+
+impl LocalHeap {
+    pub fn new(zones: Zones) -> LocalHeap {
+        let (lo, hi) = zones.local;
+        LOCAL_LO.store(lo, Ordering::Relaxed);
+        LOCAL_HI.store(hi, Ordering::Release);
+        LocalHeap {
+            list: Mutex::new(FreeList {
+                free: BTreeMap::from([(lo, hi - lo)]),
+                live: BTreeMap::new(),
+            }),
+            zones,
+        }
+    }
+
+    pub fn zones(&self) -> Zones {
+        self.zones
+    }
+
+    /// Makes the heap reachable from the GLOBAL_FREE handler.
+    pub fn publish(&'static self) {
+        let _ = HEAP.set(self);
+    }
+
+    /// A block for `bytes` of data: the data's arena address, or None when
+    /// the zone has no free range that large.
+    fn alloc(&self, bytes: usize) -> Option<usize> {
+        let need = granules(bytes)?.checked_add(HEADER)?;
+        let mut l = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        let (&start, &len) = l.free.iter().find(|(_, &len)| len >= need)?;
+        l.free.remove(&start);
+        if len > need {
+            l.free.insert(start + need, len - need);
+        }
+        l.live.insert(start, need);
+        Some(start + HEADER)
+    }
+
+    /// Returns the block whose data starts at `data` to the free list, or
+    /// says why it is not a live block of this zone.
+    fn release(&self, data: usize) -> Result<(), &'static str> {
+        let (lo, hi) = self.zones.local;
+        if data < lo + HEADER || data >= hi || data % HEADER != 0 {
+            return Err("not a block of this rank's global heap");
+        }
+        let start = data - HEADER;
+        let mut l = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(len) = l.live.remove(&start) else {
+            return Err("not a live block");
+        };
+        // Coalesce with the free neighbours.
+        let (mut s, mut n) = (start, len);
+        if let Some((&ps, &pn)) = l.free.range(..start).next_back() {
+            if ps + pn == start {
+                l.free.remove(&ps);
+                s = ps;
+                n += pn;
+            }
+        }
+        if let Some(&nn) = l.free.get(&(start + len)) {
+            l.free.remove(&(start + len));
+            n += nn;
+        }
+        l.free.insert(s, n);
+        Ok(())
+    }
+
+    /// Bytes free in the local zone (for messages).
+    fn free_bytes(&self) -> usize {
+        let l = self.list.lock().unwrap_or_else(|e| e.into_inner());
+        l.free.values().sum()
+    }
+}
+
+/// Writes a live block's header word (through global atomics: the header is
+/// an atomic word).
+fn mark_live(w: &Worker, rank: u32, data: usize) {
+    let header = remote(w.gasnet, rank, data - HEADER);
+    w.memory
+        .atomics
+        .apply(rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
+}
+
+/// Clears a block's header word if it is live; false if it was not (freed
+/// already, or never allocated).
+fn mark_free(w: &Worker, rank: u32, data: usize) -> bool {
+    let header = remote(w.gasnet, rank, data - HEADER);
+    let live = LIVE_TAG ^ data as u64;
+    w.memory.atomics.apply(rank, header, AtomicOp::CompareSwap, live, 0) == live
+}
+
+/// Allocates `bytes` in the calling rank's local zone; returns the data's
+/// arena address. Ends the job with a message when the zone is full.
+pub fn alloc_local(w: &Worker, bytes: usize) -> usize {
+    let heap = &w.memory.heap;
+    let Some(data) = heap.alloc(bytes) else {
+        crate::fatal::fatal(format_args!(
+            "the global heap of rank {} is full: {} requested, {} free in its local zone (half of \
+             UAT_GLOBAL_HEAP={}); raise UAT_GLOBAL_HEAP or free global memory",
+            w.rank,
+            crate::config::fmt_size(bytes),
+            crate::config::fmt_size(heap.free_bytes()),
+            crate::config::fmt_size(w.config.global_heap),
+        ))
+    };
+    mark_live(w, w.rank, data);
+    data
+}
+
+/// Allocates `bytes` at the same offset on every rank (the symmetric zone);
+/// returns the data's arena address.
+pub fn alloc_symmetric(w: &Worker, bytes: usize) -> usize {
+    let zones = w.memory.heap.zones();
+    let control = remote(w.gasnet, 0, zones.symmetric_control());
+    let capacity = (zones.symmetric.1 - zones.symmetric_data()) as u64;
+    let need = granules(bytes)
+        .and_then(|b| b.checked_add(HEADER))
+        .unwrap_or(usize::MAX) as u64;
+    let mut old = w.memory.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+    let offset = loop {
+        let (live, offset) = (old >> LIVE_SHIFT, old & OFFSET_MASK);
+        if need > capacity - offset {
+            crate::fatal::fatal(format_args!(
+                "the global heap's symmetric zone is full: {} requested on every rank, {} left (half of \
+                 UAT_GLOBAL_HEAP={}, reclaimed when every distributed allocation is freed); raise UAT_GLOBAL_HEAP \
+                 or free global memory",
+                crate::config::fmt_size(bytes),
+                crate::config::fmt_size((capacity - offset) as usize),
+                crate::config::fmt_size(w.config.global_heap),
+            ));
+        }
+        if live + 1 >= 1 << (64 - LIVE_SHIFT) {
+            crate::fatal::fatal(format_args!(
+                "more than {} distributed global allocations are live at once",
+                (1u64 << (64 - LIVE_SHIFT)) - 2
+            ));
+        }
+        let new = ((live + 1) << LIVE_SHIFT) | (offset + need);
+        let seen = w.memory.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+        if seen == old {
+            break offset;
+        }
+        old = seen;
+    };
+    let data = zones.symmetric_data() + offset as usize + HEADER;
+    mark_live(w, 0, data);
+    data
+}
+
+/// Frees the block whose data starts at `data`: a local-zone block of
+/// `rank`, or (`symmetric`) a symmetric allocation. Ends the job with a
+/// message when it is not a live block.
+pub fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
+    let header_rank = if symmetric { 0 } else { rank };
+    if !mark_free(w, header_rank, data) {
+        crate::fatal::fatal(format_args!(
+            "a global slice at {data:#x} (rank {rank}) was freed twice, or is not an allocation: free only what \
+             alloc returned, once"
+        ));
+    }
+    if symmetric {
+        let control = remote(w.gasnet, 0, w.memory.heap.zones().symmetric_control());
+        let mut old = w.memory.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+        loop {
+            let live = (old >> LIVE_SHIFT) - 1;
+            let new = if live == 0 {
+                0
+            } else {
+                (live << LIVE_SHIFT) | (old & OFFSET_MASK)
+            };
+            let seen = w.memory.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+            if seen == old {
+                return;
+            }
+            old = seen;
+        }
+    } else if rank == w.rank {
+        if let Err(why) = w.memory.heap.release(data) {
+            crate::fatal::fatal(format_args!("freeing global memory at {data:#x}: {why}"));
+        }
+    } else {
+        let [lo, hi] = split_u64(data as u64);
+        w.gasnet.request(rank, GLOBAL_FREE, &[lo, hi]);
+        crate::lifeline::serve(w.gasnet, rank);
+    }
+}
+
+extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
+    let data = join_u64(lo, hi) as usize;
+    let result = match HEAP.get() {
+        Some(heap) => heap.release(data),
+        None => Err("this rank has no global heap yet"),
+    };
+    if let Err(why) = result {
+        REFUSED.fetch_add(1, Ordering::Relaxed);
+        gasnet_sys::report(format_args!(
+            "warning: refused a GLOBAL_FREE from rank {} for {data:#x}: {why}",
+            token.source()
+        ));
+    }
+}
+
+pub fn handlers() -> [Handler; 1] {
+    let f: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_global_free;
+    [Handler::request(GLOBAL_FREE, c"uat global free", f)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zones() -> Zones {
+        Zones {
+            local: (1 << 20, 1 << 21),
+            symmetric: (1 << 21, 1 << 22),
+        }
+    }
+
+    #[test]
+    fn blocks_are_aligned_disjoint_and_coalesce_when_freed() {
+        let h = LocalHeap::new(zones());
+        let a = h.alloc(100).unwrap();
+        let b = h.alloc(1).unwrap();
+        let c = h.alloc(4096).unwrap();
+        assert!(a % HEADER == 0 && b % HEADER == 0 && c % HEADER == 0);
+        assert!(a + 128 <= b - HEADER && b + 64 <= c - HEADER);
+        h.release(b).unwrap();
+        assert_eq!(h.release(b), Err("not a live block"));
+        h.release(a).unwrap();
+        h.release(c).unwrap();
+        // Everything coalesced back into one range.
+        assert_eq!(h.free_bytes(), 1 << 20);
+        assert_eq!(h.list.lock().unwrap().free.len(), 1);
+        assert!(h.alloc((1 << 20) - HEADER).is_some());
+        assert!(h.alloc(1).is_none());
+        assert_eq!(h.release(12345), Err("not a block of this rank's global heap"));
+    }
+}

@@ -1,0 +1,248 @@
+//! Global memory: data of any size that every rank can reach
+//! ([`GlobalSlice`], [`GlobalAtomicU64`]), in the GASNet-EX segments, with a
+//! software cache where a rank's memory is across the network.
+//!
+//! # The model
+//!
+//! A [`GlobalSlice<T>`] names elements of plain data (`T:`
+//! [`bytemuck::Pod`]: no pointers, every bit pattern valid) in some rank's
+//! global heap, or block-distributed over all ranks. It is `Copy + Send +
+//! 'static` and five words, so it passes through `spawn` and comes back as
+//! a task's result: that is how a task returns a result of any size.
+//!
+//! A task reaches the elements by *checking them out* for a scope:
+//! [`GlobalSlice::read`] hands the closure a `&[T]`, [`GlobalSlice::update`]
+//! a `&mut [T]` with the current contents, [`GlobalSlice::write`] a `&mut
+//! [T]` the closure must overwrite. A checkout must not span a `spawn`, or a
+//! `join` that has to wait (the thread may move to another process there;
+//! the checked-out memory does not): both end the job with a message.
+//! Overlapping checkouts on one thread are refused unless both read.
+//!
+//! # Coherence (fork-join, as Itoyori documents it)
+//!
+//! What a task wrote is visible to whoever joins it and to a thief that
+//! steals a continuation after the write. Where a rank's segment is mapped
+//! in this process (its own, and every rank of its shared-memory
+//! neighbourhood: all of them on smp) a checkout is the memory itself —
+//! loads and stores, no copies; the deque's and the future cells' atomics
+//! order them. Across the network the [`cache`] holds blocks; *release*
+//! points write dirty bytes back (a `spawn`, before its continuation can be
+//! stolen; a task's end whose parent was stolen, before its result is
+//! published; the end of the root task and of every run), *acquire* points
+//! forget every block (a steal, before the stolen continuation resumes; a
+//! join whose task finished on another process; the start of every run).
+//! Release is lazy: a write checkout only marks bytes dirty and raises this
+//! rank's attention word, so the next spawn — which loads that word anyway
+//! — writes them back; with nothing dirty and no checkout the spawn path
+//! pays nothing more.
+//!
+//! Programs must not let two tasks that may run at the same time (neither
+//! joined the other) check out overlapping memory when one of them writes:
+//! the contract taken on at `Runtime::start`.
+
+mod atomic;
+mod cache;
+pub(crate) mod heap;
+mod slice;
+
+use std::cell::{Cell, RefCell};
+
+pub use atomic::GlobalAtomicU64;
+pub use bytemuck::{Pod, Zeroable};
+pub use slice::GlobalSlice;
+
+use crate::worker::Worker;
+
+/// An active checkout: `[lo, hi)` of `rank`'s heap (arena addresses).
+#[derive(Clone, Copy, Debug)]
+struct Active {
+    rank: u32,
+    lo: usize,
+    hi: usize,
+    write: bool,
+}
+
+/// This process's global-memory state (a part of the worker).
+pub struct Memory {
+    pub atomics: am_fad::GlobalAtomics,
+    pub heap: heap::LocalHeap,
+    cache: RefCell<cache::Cache>,
+    active: RefCell<Vec<Active>>,
+    /// Whether a checkout is active or dirty bytes wait: the attention word
+    /// carries the owner's mark while this is set.
+    marked: Cell<bool>,
+}
+
+impl Memory {
+    pub fn new(
+        atomics: am_fad::GlobalAtomics,
+        heap: heap::LocalHeap,
+        config: &crate::config::Config,
+        heap_lo: usize,
+        heap_size: usize,
+        ranks: u32,
+    ) -> Memory {
+        let cache = cache::Cache::new(
+            config.cache,
+            config.cache_fault,
+            config.cache_block,
+            config.cache_size,
+            heap_lo,
+            heap_size,
+            ranks,
+        );
+        Memory {
+            atomics,
+            heap,
+            cache: RefCell::new(cache),
+            active: RefCell::new(Vec::new()),
+            marked: Cell::new(false),
+        }
+    }
+
+    /// A release point: dirty cached bytes are written back.
+    #[inline]
+    pub fn release(&self, w: &Worker) {
+        if self.marked.get() {
+            self.release_slow(w);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn release_slow(&self, w: &Worker) {
+        self.cache.borrow_mut().release(w);
+        self.update_mark(w);
+    }
+
+    /// An acquire point: cached blocks are forgotten (after a write-back).
+    #[inline]
+    pub fn acquire(&self, w: &Worker) {
+        if self.cache.borrow().holds_blocks() {
+            self.acquire_slow(w);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn acquire_slow(&self, w: &Worker) {
+        if !self.active.borrow().is_empty() {
+            crate::fatal::fatal(format_args!(
+                "JoinHandle::join was called inside a checkout of global memory, and the joined task ran on another \
+                 process. Rule: a checkout (GlobalSlice::read/update/write) must not span a spawn or a join"
+            ));
+        }
+        self.cache.borrow_mut().acquire(w);
+        self.update_mark(w);
+    }
+
+    /// What the attention word's owner mark asks of a spawn (`pushing`) or
+    /// a poll point: a spawn inside a checkout ends the job; dirty bytes
+    /// are written back.
+    #[cold]
+    #[inline(never)]
+    pub fn at_attention(&self, w: &Worker, pushing: bool) {
+        if pushing && !self.active.borrow().is_empty() {
+            crate::fatal::fatal(format_args!(
+                "uat::spawn was called inside a checkout of global memory (GlobalSlice::read/update/write). Rule: \
+                 a checkout must not span a spawn or a join (the task may continue on another process, where the \
+                 checked-out memory is not); end the checkout first"
+            ));
+        }
+        self.release_slow(w);
+    }
+
+    /// A join is about to wait (and the worker to run other tasks).
+    #[inline]
+    pub fn before_wait(&self) {
+        if !self.active.borrow().is_empty() {
+            crate::fatal::fatal(format_args!(
+                "JoinHandle::join had to wait inside a checkout of global memory (GlobalSlice::read/update/write). \
+                 Rule: a checkout must not span a spawn or a join; end the checkout first"
+            ));
+        }
+    }
+
+    /// Sets or clears the owner's mark in the attention word.
+    fn update_mark(&self, w: &Worker) {
+        let need = !self.active.borrow().is_empty() || self.cache.borrow().is_dirty();
+        if need != self.marked.get() {
+            self.marked.set(need);
+            w.attention.mark_memory(need);
+        }
+    }
+
+    /// Registers a checkout of `[lo, hi)` on `rank`, refusing an overlap
+    /// with an active one unless both read.
+    fn begin(&self, w: &Worker, a: Active) {
+        for b in self.active.borrow().iter() {
+            if b.rank == a.rank && b.lo < a.hi && a.lo < b.hi && (a.write || b.write) {
+                crate::fatal::fatal(format_args!(
+                    "a checkout of global memory overlaps one that is still active on this thread ({} bytes of rank \
+                     {} at {:#x}, and {} bytes at {:#x}), and one of them writes: Rust allows one &mut or many &, \
+                     never both",
+                    a.hi - a.lo,
+                    a.rank,
+                    a.lo,
+                    b.hi - b.lo,
+                    b.lo
+                ));
+            }
+        }
+        self.active.borrow_mut().push(a);
+        self.update_mark(w);
+    }
+
+    fn end(&self, w: &Worker, a: Active) {
+        {
+            let mut active = self.active.borrow_mut();
+            let i = active
+                .iter()
+                .rposition(|b| b.rank == a.rank && b.lo == a.lo && b.hi == a.hi && b.write == a.write)
+                .expect("an active checkout ends once");
+            active.swap_remove(i);
+        }
+        self.update_mark(w);
+    }
+
+    /// Where this process reaches `rank`'s arena address `addr` with loads
+    /// and stores, if it does.
+    fn mapped(w: &Worker, rank: u32, addr: usize) -> Option<usize> {
+        if rank == w.rank {
+            return Some(addr);
+        }
+        w.gasnet
+            .segment(rank)
+            .local
+            .map(|local| local + crate::arena::segment_offset(addr))
+    }
+
+    /// A view of `len` bytes at `rank`'s `addr` for a checkout (pinned in
+    /// the cache when not mapped); end it with [`Memory::unview`].
+    fn view(&self, w: &Worker, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
+        match Self::mapped(w, rank, addr) {
+            Some(p) => p as *mut u8,
+            None => self.cache.borrow_mut().view(w, rank, addr, len, fetch),
+        }
+    }
+
+    fn unview(&self, w: &Worker, rank: u32, addr: usize, len: usize, wrote: bool) {
+        if Self::mapped(w, rank, addr).is_none() {
+            self.cache.borrow_mut().finish(w, rank, addr, len, wrote);
+        }
+    }
+
+    /// Drops this process's cached copies of `[addr, addr + len)` on `rank`
+    /// (memory just allocated or about to be freed).
+    fn forget_range(&self, w: &Worker, rank: u32, addr: usize, len: usize) {
+        if Self::mapped(w, rank, addr).is_none() {
+            self.cache.borrow_mut().drop_range(w, rank, addr, len);
+        }
+    }
+
+    /// At the end of a run: everything written back and forgotten.
+    pub fn end_of_run(&self, w: &Worker) {
+        self.cache.borrow_mut().acquire(w);
+        self.update_mark(w);
+    }
+}

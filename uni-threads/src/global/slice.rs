@@ -1,0 +1,357 @@
+//! [`GlobalSlice`]: elements in global memory, on one rank or
+//! block-distributed, reached by scoped checkouts.
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use bytemuck::Pod;
+
+use super::{heap, Active, Memory};
+use crate::arena::remote;
+use crate::worker::{worker_for_thread, Worker};
+
+/// How an allocation's elements are placed.
+const BLOCK_FLAG: u64 = 1 << 63;
+
+/// A slice of `T` in global memory: valid on every rank, `Copy + Send +
+/// 'static`, five words. See [`crate::global`] for the model.
+pub struct GlobalSlice<T> {
+    /// Arena address of the allocation's first element (on its rank, or on
+    /// every rank for a distributed one).
+    base: usize,
+    /// The rank holding it, or `BLOCK_FLAG | elements per rank`.
+    place: u64,
+    /// This slice: elements `[start, start + len)` of the allocation.
+    start: usize,
+    len: usize,
+    /// Elements of the allocation.
+    total: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for GlobalSlice<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for GlobalSlice<T> {}
+
+impl<T> std::fmt::Debug for GlobalSlice<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GlobalSlice")
+            .field("base", &format_args!("{:#x}", self.base))
+            .field("start", &self.start)
+            .field("len", &self.len)
+            .finish()
+    }
+}
+
+/// What a checkout does with the elements.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Read,
+    Update,
+    Write,
+}
+
+impl<T: Pod> GlobalSlice<T> {
+    const CHECK: () = assert!(
+        std::mem::size_of::<T>() > 0 && std::mem::align_of::<T>() <= heap::HEADER,
+        "a global slice's elements must have a size and an alignment of at most 64"
+    );
+
+    fn bytes(n: usize) -> usize {
+        n.checked_mul(std::mem::size_of::<T>())
+            .unwrap_or_else(|| crate::fatal::fatal(format_args!("a global allocation of {n} elements overflows")))
+    }
+
+    /// `len` zeroed elements on the calling task's rank (its heap's local
+    /// zone). In a task, or on the runtime's thread between runs.
+    pub fn alloc(len: usize) -> GlobalSlice<T> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::CHECK;
+        let w = worker_for_thread("GlobalSlice::alloc");
+        let base = heap::alloc_local(w, Self::bytes(len));
+        let s = GlobalSlice {
+            base,
+            place: w.rank as u64,
+            start: 0,
+            len,
+            total: len,
+            _t: PhantomData,
+        };
+        s.zero(w);
+        s
+    }
+
+    /// `len` zeroed elements on `rank` (at an offset reserved on every rank).
+    pub fn alloc_on(rank: u32, len: usize) -> GlobalSlice<T> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::CHECK;
+        let w = worker_for_thread("GlobalSlice::alloc_on");
+        if rank >= w.ranks {
+            crate::fatal::fatal(format_args!(
+                "GlobalSlice::alloc_on({rank}, ..): the job has {} ranks",
+                w.ranks
+            ));
+        }
+        let base = heap::alloc_symmetric(w, Self::bytes(len));
+        let s = GlobalSlice {
+            base,
+            place: rank as u64,
+            start: 0,
+            len,
+            total: len,
+            _t: PhantomData,
+        };
+        s.zero(w);
+        s
+    }
+
+    /// `len` zeroed elements block-distributed over all ranks: rank `r`
+    /// holds elements `[r·b, (r+1)·b)`, `b = ⌈len / ranks⌉`.
+    pub fn alloc_distributed(len: usize) -> GlobalSlice<T> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::CHECK;
+        let w = worker_for_thread("GlobalSlice::alloc_distributed");
+        let per_rank = len.div_ceil(w.ranks as usize).max(1);
+        let base = heap::alloc_symmetric(w, Self::bytes(per_rank));
+        let s = GlobalSlice {
+            base,
+            place: BLOCK_FLAG | per_rank as u64,
+            start: 0,
+            len,
+            total: len,
+            _t: PhantomData,
+        };
+        s.zero(w);
+        s
+    }
+
+    /// Zeroes every element (a new allocation) and forgets cached copies.
+    fn zero(&self, w: &Worker) {
+        static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
+        for (rank, addr, _, n) in self.pieces(w.ranks) {
+            let len = n * std::mem::size_of::<T>();
+            w.memory.forget_range(w, rank, addr, len);
+            match Memory::mapped(w, rank, addr) {
+                // SAFETY: a fresh block of the heap (mapped here), which no
+                // one else knows yet.
+                Some(p) => unsafe { std::ptr::write_bytes(p as *mut u8, 0, len) },
+                None => {
+                    for at in (0..len).step_by(ZEROS.len()) {
+                        let n = ZEROS.len().min(len - at);
+                        w.gasnet.put(rank, remote(w.gasnet, rank, addr + at), &ZEROS[..n]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Frees the allocation. Only a whole allocation (what `alloc*`
+    /// returned) can be freed, once; a second free ends the job.
+    pub fn free(self) {
+        let w = worker_for_thread("GlobalSlice::free");
+        if self.start != 0 || self.len != self.total {
+            crate::fatal::fatal(format_args!(
+                "GlobalSlice::free of a part ({} of {} elements from {}): free the whole slice alloc returned",
+                self.len, self.total, self.start
+            ));
+        }
+        for (rank, addr, _, n) in self.pieces(w.ranks) {
+            w.memory.forget_range(w, rank, addr, n * std::mem::size_of::<T>());
+        }
+        let symmetric = self.base >= w.memory.heap.zones().symmetric.0;
+        let rank = if self.place & BLOCK_FLAG != 0 {
+            0
+        } else {
+            self.place as u32
+        };
+        heap::free(w, rank, self.base, symmetric);
+    }
+
+    /// Elements in this slice.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A part of this slice (`range` of its elements). Panics when out of
+    /// bounds.
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> GlobalSlice<T> {
+        let lo = match range.start_bound() {
+            Bound::Included(&x) => x,
+            Bound::Excluded(&x) => x + 1,
+            Bound::Unbounded => 0,
+        };
+        let hi = match range.end_bound() {
+            Bound::Included(&x) => x + 1,
+            Bound::Excluded(&x) => x,
+            Bound::Unbounded => self.len,
+        };
+        assert!(
+            lo <= hi && hi <= self.len,
+            "range {lo}..{hi} out of a global slice of {}",
+            self.len
+        );
+        GlobalSlice {
+            start: self.start + lo,
+            len: hi - lo,
+            ..*self
+        }
+    }
+
+    /// The two halves at `mid`.
+    pub fn split_at(&self, mid: usize) -> (GlobalSlice<T>, GlobalSlice<T>) {
+        (self.slice(..mid), self.slice(mid..))
+    }
+
+    /// The rank holding element `i` of this slice.
+    pub fn home(&self, i: usize) -> u32 {
+        assert!(i < self.len, "index {i} out of a global slice of {}", self.len);
+        if self.place & BLOCK_FLAG != 0 {
+            ((self.start + i) / (self.place & !BLOCK_FLAG) as usize) as u32
+        } else {
+            self.place as u32
+        }
+    }
+
+    /// This slice's parts, one per rank: (rank, arena address, first
+    /// element of the part in this slice, elements).
+    fn pieces(&self, ranks: u32) -> Vec<(u32, usize, usize, usize)> {
+        let size = std::mem::size_of::<T>();
+        if self.place & BLOCK_FLAG == 0 {
+            return vec![(self.place as u32, self.base + self.start * size, 0, self.len)];
+        }
+        let b = (self.place & !BLOCK_FLAG) as usize;
+        let (lo, hi) = (self.start, self.start + self.len);
+        let mut out = Vec::new();
+        let mut i = lo;
+        while i < hi {
+            let rank = i / b;
+            let end = ((rank + 1) * b).min(hi);
+            debug_assert!((rank as u32) < ranks);
+            out.push((rank as u32, self.base + (i - rank * b) * size, i - lo, end - i));
+            i = end;
+        }
+        out
+    }
+
+    fn checkout<R>(&self, mode: Mode, what: &'static str, f: impl FnOnce(*mut T, usize) -> R) -> R {
+        let w = worker_for_thread(what);
+        let size = std::mem::size_of::<T>();
+        if self.len == 0 {
+            return f(std::ptr::NonNull::<T>::dangling().as_ptr(), 0);
+        }
+        let pieces = self.pieces(w.ranks);
+        let fetch = mode != Mode::Write;
+        let write = mode != Mode::Read;
+        let actives: Vec<Active> = pieces
+            .iter()
+            .map(|&(rank, addr, _, n)| Active {
+                rank,
+                lo: addr,
+                hi: addr + n * size,
+                write,
+            })
+            .collect();
+        for &a in &actives {
+            w.memory.begin(w, a);
+        }
+        let result = if let [(rank, addr, _, n)] = pieces[..] {
+            let p = w.memory.view(w, rank, addr, n * size, fetch);
+            let r = f(p as *mut T, n);
+            // The closure may have moved nothing (no spawn inside a
+            // checkout); the worker is the same.
+            w.memory.unview(w, rank, addr, n * size, write);
+            r
+        } else {
+            // Parts on several ranks: a contiguous copy here.
+            let mut buf: Vec<T> = vec![T::zeroed(); self.len];
+            for &(rank, addr, at, n) in &pieces {
+                if fetch {
+                    let p = w.memory.view(w, rank, addr, n * size, true);
+                    // SAFETY: `p` holds n elements of the part; buf has room.
+                    unsafe { std::ptr::copy_nonoverlapping(p as *const T, buf.as_mut_ptr().add(at), n) };
+                    w.memory.unview(w, rank, addr, n * size, false);
+                }
+            }
+            let r = f(buf.as_mut_ptr(), self.len);
+            if write {
+                for &(rank, addr, at, n) in &pieces {
+                    let p = w.memory.view(w, rank, addr, n * size, false);
+                    // SAFETY: as above, the other way.
+                    unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr().add(at), p as *mut T, n) };
+                    w.memory.unview(w, rank, addr, n * size, true);
+                }
+            }
+            r
+        };
+        for &a in &actives {
+            w.memory.end(w, a);
+        }
+        result
+    }
+
+    /// Checks the elements out for reading: `f` gets them as a slice.
+    pub fn read<R>(&self, f: impl FnOnce(&[T]) -> R) -> R {
+        self.checkout(Mode::Read, "GlobalSlice::read", |p, n| {
+            // SAFETY: `p` is n initialised elements (Pod: any bytes are
+            // valid) that no &mut covers: the checkout registry refused
+            // overlapping writers on this thread, and the Runtime::start
+            // contract excludes concurrent writers elsewhere.
+            f(unsafe { std::slice::from_raw_parts(p, n) })
+        })
+    }
+
+    /// Checks the elements out for reading and writing.
+    pub fn update<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        self.checkout(Mode::Update, "GlobalSlice::update", |p, n| {
+            // SAFETY: as in `read`; no other checkout on this thread covers
+            // them at all.
+            f(unsafe { std::slice::from_raw_parts_mut(p, n) })
+        })
+    }
+
+    /// Checks the elements out for overwriting: their contents when `f`
+    /// starts are unspecified (but valid values), and `f` must write every
+    /// element.
+    pub fn write<R>(&self, f: impl FnOnce(&mut [T]) -> R) -> R {
+        self.checkout(Mode::Write, "GlobalSlice::write", |p, n| {
+            // SAFETY: as in `update`.
+            f(unsafe { std::slice::from_raw_parts_mut(p, n) })
+        })
+    }
+
+    /// Element `i`.
+    pub fn get(&self, i: usize) -> T {
+        self.slice(i..i + 1).read(|s| s[0])
+    }
+
+    /// Sets element `i`.
+    pub fn set(&self, i: usize, value: T) {
+        self.slice(i..i + 1).write(|s| s[0] = value)
+    }
+
+    /// Copies the elements into a new `Vec` here (e.g. a task's result, on
+    /// its caller).
+    pub fn to_vec(&self) -> Vec<T> {
+        self.read(|s| s.to_vec())
+    }
+
+    /// Copies the elements into a `Vec` here and frees the allocation.
+    pub fn into_vec(self) -> Vec<T> {
+        let v = self.to_vec();
+        self.free();
+        v
+    }
+
+    /// Overwrites the elements with `src` (of the same length).
+    pub fn copy_from_slice(&self, src: &[T]) {
+        assert_eq!(src.len(), self.len, "copy_from_slice: lengths differ");
+        self.write(|s| s.copy_from_slice(src))
+    }
+}
