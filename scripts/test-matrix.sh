@@ -178,6 +178,21 @@ for c in "${conduits[@]}"; do
   done
 done
 
+# Part 2c: global memory (issue 14). Cilksort of 2^24 keys on smp at every
+# rank count and mode; over real UDP and mpi without shared memory (the
+# cache's path) with the cache on and off.
+for m in "${modes[@]}"; do
+  for n in $rank_list; do
+    run_config "smp $m n=$n: cilksort 2^24" 1 0 -- --conduit smp --fad "$m" -n "$n" -- cilksort -n 16777216 --seed 3
+  done
+done
+for cache in on off; do
+  run_config "udp real-udp n=2 cache=$cache: cilksort 2^24" 1 0 UAT_CACHE=$cache \
+    -- --conduit udp --real-udp -n 2 -- cilksort -n 16777216 --seed 4
+  run_config "mpi no-pshm n=2 cache=$cache: cilksort 2^24" 1 0 UAT_CACHE=$cache GASNET_SUPERNODE_MAXSIZE=1 \
+    -- --conduit mpi -n 2 -- cilksort -n 16777216 --seed 4
+done
+
 # Part 3: repeated launches of a steal-heavy run, each with its own seed.
 for c in "${conduits[@]}"; do
   for m in "${modes[@]}"; do

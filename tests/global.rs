@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{example, rank_counts, run_job_with_env, JobOutput};
+use common::{bin, example, rank_counts, run_job_with_env, JobOutput};
 
 fn global_memory(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     run_job_with_env(launcher, &example("global_memory"), args, env)
@@ -78,4 +78,39 @@ fn over_real_udp_the_cache_is_coherent_and_a_broken_one_is_caught() {
         );
         assert_exact(&out);
     }
+}
+
+fn cilksort(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
+    let out = run_job_with_env(launcher, &bin("cilksort"), args, env);
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(json["verified"], true, "{}", out.describe());
+    json
+}
+
+#[test]
+fn cilksort_of_2_pow_20_keys_is_exact_at_every_rank_count() {
+    for &n in rank_counts() {
+        let json = cilksort(&["-n", &n.to_string()], &["-n", "1048576", "--seed", "5"], &[]);
+        assert!(json["stats"]["spawns"].as_u64().unwrap() > 1000, "{json}");
+    }
+    // Odd sizes, below and around the cut-offs, and the serial elision.
+    for keys in ["1", "3", "2049", "100003"] {
+        cilksort(&["-n", "2"], &["-n", keys, "--seed", "11"], &[]);
+    }
+    cilksort(&["-n", "1"], &["-n", "65536", "--seq"], &[]);
+}
+
+#[test]
+fn over_real_udp_cilksort_is_exact_with_the_cache_on_and_off() {
+    if uat::CONDUIT.name() != "udp" {
+        return;
+    }
+    let on = cilksort(&["--real-udp", "-n", "2"], &["-n", "1048576"], &[("UAT_CACHE", "on")]);
+    assert!(
+        on["stats"]["cache_hits"].as_u64().unwrap() > 0,
+        "the cache was used: {on}"
+    );
+    let off = cilksort(&["--real-udp", "-n", "2"], &["-n", "1048576"], &[("UAT_CACHE", "off")]);
+    assert_eq!(off["stats"]["cache_hits"], 0, "{off}");
 }

@@ -226,7 +226,12 @@ impl fmt::Display for ArenaError {
                  mapped there, or the address space is limited (ulimit -v must allow {} GiB of reservation).",
                 GUARD_RESERVE >> 30
             ),
-            ArenaError::Segment(e) => write!(f, "cannot attach the GASNet segment for the arena: {e}"),
+            ArenaError::Segment(e) => write!(
+                f,
+                "cannot attach the GASNet segment for the arena: {e}. The segment holds UAT_STACK_SIZE, \
+                 UAT_RDMA_REGION and UAT_GLOBAL_HEAP (1G by default) besides the deque and cells: lower one of \
+                 them, or raise GASNET_MAX_SEGSIZE"
+            ),
             ArenaError::NoPshm(e) => write!(
                 f,
                 "cannot alias the GASNet segment at the arena address ({e}): this needs GASNet-EX built with \

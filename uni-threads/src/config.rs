@@ -19,7 +19,7 @@
 //! | poller: pin to cores | `UAT_POLLER_CORE=B` or `=c0,c1,...` | not pinned |
 //! | migration checker (off, or on) | `UAT_CHECK_MIGRATION=0\|1` | off |
 //! | tests: make a steal certain in every run | `UAT_FORCE_STEAL=1` | off |
-//! | global heap per rank (`uat::global`) | `UAT_GLOBAL_HEAP` | 256 MiB |
+//! | global heap per rank (`uat::global`) | `UAT_GLOBAL_HEAP` | 1 GiB |
 //! | global memory's software cache (network only) | `UAT_CACHE=on\|off` | on |
 //! | cache block | `UAT_CACHE_BLOCK` (power of two, ≥ 4K) | 16 KiB |
 //! | cache capacity per process | `UAT_CACHE_SIZE` | 256 MiB |
@@ -118,7 +118,7 @@ impl Default for Config {
             poller_core: None,
             check_migration: false,
             force_steal: false,
-            global_heap: 256 << 20,
+            global_heap: 1 << 30,
             cache: true,
             cache_block: 16 << 10,
             cache_size: 256 << 20,
@@ -519,7 +519,7 @@ mod tests {
     #[test]
     fn global_memory_settings_parse_and_bad_values_name_the_variable() {
         let d = Config::from_lookup(|_| None).unwrap();
-        assert_eq!((d.global_heap, d.cache, d.cache_block), (256 << 20, true, 16 << 10));
+        assert_eq!((d.global_heap, d.cache, d.cache_block), (1 << 30, true, 16 << 10));
         let c = Config::from_lookup(|k| match k {
             "UAT_GLOBAL_HEAP" => Some("1G".into()),
             "UAT_CACHE" => Some("off".into()),
