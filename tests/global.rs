@@ -114,3 +114,70 @@ fn over_real_udp_cilksort_is_exact_with_the_cache_on_and_off() {
     let off = cilksort(&["--real-udp", "-n", "2"], &["-n", "1048576"], &[("UAT_CACHE", "off")]);
     assert_eq!(off["stats"]["cache_hits"], 0, "{off}");
 }
+
+#[test]
+fn cilksort_runs_sort_unstable_as_its_baseline() {
+    let json = cilksort(&["-n", "1"], &["-n", "100003", "--seed", "9", "--sort-unstable"], &[]);
+    assert_eq!(json["solver"], "sort_unstable", "{json}");
+    assert_eq!(json["stats"]["spawns"], 0, "{json}");
+}
+
+fn knapsack(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {
+    let out = run_job_with_env(launcher, &bin("knapsack"), args, env);
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(
+        json["verified"],
+        true,
+        "against the dynamic program: {}",
+        out.describe()
+    );
+    json
+}
+
+#[test]
+fn knapsack_is_exact_against_dynamic_programming_for_every_class_with_steals() {
+    for class in ["uncorrelated", "weak", "strong"] {
+        for &n in rank_counts() {
+            let json = knapsack(
+                &["-n", &n.to_string()],
+                &["--class", class, "--seed", "4", "--force-steal"],
+                &[],
+            );
+            assert!(json["nodes"].as_u64().unwrap() >= 1_000_000, "{json}");
+            if n > 1 {
+                assert!(json["stats"]["steals_succeeded"].as_u64().unwrap() > 0, "{json}");
+            }
+        }
+    }
+    // The serial elision, and the dynamic program as the timed path.
+    let seq = knapsack(&["-n", "1"], &["--class", "weak", "--seed", "8", "--seq"], &[]);
+    assert_eq!(seq["stats"]["spawns"], 0, "{seq}");
+    let dp = knapsack(&["-n", "1"], &["--class", "weak", "--seed", "8", "--verify-dp"], &[]);
+    assert_eq!(
+        (dp["solver"].clone(), dp["result"].clone()),
+        ("dp".into(), seq["result"].clone())
+    );
+}
+
+#[test]
+fn over_real_udp_knapsack_shares_its_bound_through_a_remote_atomic() {
+    if uat::CONDUIT.name() != "udp" {
+        return;
+    }
+    for refresh in ["1", "1024"] {
+        knapsack(
+            &["--real-udp", "-n", "2"],
+            &[
+                "--class",
+                "strong",
+                "--seed",
+                "2",
+                "--force-steal",
+                "--bound-refresh",
+                refresh,
+            ],
+            &[],
+        );
+    }
+}

@@ -175,6 +175,14 @@ impl Memory {
     /// Registers a checkout of `[lo, hi)` on `rank`, refusing an overlap
     /// with an active one unless both read.
     fn begin(&self, w: &Worker, a: Active) {
+        self.refuse_overlap(a);
+        self.active.borrow_mut().push(a);
+        self.update_mark(w);
+    }
+
+    /// Ends the job if `a` overlaps an active checkout on this thread and
+    /// one of them writes (a `&mut` would alias).
+    fn refuse_overlap(&self, a: Active) {
         for b in self.active.borrow().iter() {
             if b.rank == a.rank && b.lo < a.hi && a.lo < b.hi && (a.write || b.write) {
                 crate::fatal::fatal(format_args!(
@@ -189,8 +197,6 @@ impl Memory {
                 ));
             }
         }
-        self.active.borrow_mut().push(a);
-        self.update_mark(w);
     }
 
     fn end(&self, w: &Worker, a: Active) {

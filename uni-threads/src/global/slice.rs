@@ -246,9 +246,26 @@ impl<T: Pod> GlobalSlice<T> {
         if self.len == 0 {
             return f(std::ptr::NonNull::<T>::dangling().as_ptr(), 0);
         }
-        let pieces = self.pieces(w.ranks);
         let fetch = mode != Mode::Write;
         let write = mode != Mode::Read;
+        if let Some((rank, addr)) = self.single_part() {
+            // The common case, without allocating.
+            let a = Active {
+                rank,
+                lo: addr,
+                hi: addr + self.len * size,
+                write,
+            };
+            w.memory.begin(w, a);
+            let p = w.memory.view(w, rank, addr, self.len * size, fetch);
+            let r = f(p as *mut T, self.len);
+            // The closure may have moved nothing (no spawn inside a
+            // checkout); the worker is the same.
+            w.memory.unview(w, rank, addr, self.len * size, write);
+            w.memory.end(w, a);
+            return r;
+        }
+        let pieces = self.pieces(w.ranks);
         let actives: Vec<Active> = pieces
             .iter()
             .map(|&(rank, addr, _, n)| Active {
@@ -326,14 +343,67 @@ impl<T: Pod> GlobalSlice<T> {
         })
     }
 
-    /// Element `i`.
+    /// Element `i`. No user code runs inside, so this is no registered
+    /// checkout (a binary search over a global slice costs a load where the
+    /// memory is mapped); it only refuses to read what an active write
+    /// checkout on this thread covers.
     pub fn get(&self, i: usize) -> T {
-        self.slice(i..i + 1).read(|s| s[0])
+        self.element_access(i, false, "GlobalSlice::get", |p| {
+            // SAFETY: `p` holds element i (aligned: allocations are aligned
+            // to the header, elements to T), which no `&mut` covers
+            // (refused by element_access; other tasks' writers excluded by
+            // the Runtime::start contract); Pod, so any bytes are a valid T.
+            unsafe { (p as *const T).read() }
+        })
     }
 
-    /// Sets element `i`.
+    /// Sets element `i` (like [`GlobalSlice::get`], no registered checkout;
+    /// refused where any active checkout on this thread covers it).
     pub fn set(&self, i: usize, value: T) {
-        self.slice(i..i + 1).write(|s| s[0] = value)
+        // SAFETY: as in `get`; no reference of any kind covers the element.
+        self.element_access(i, true, "GlobalSlice::set", |p| unsafe { (p as *mut T).write(value) })
+    }
+
+    /// Runs `f` on a pointer to element `i` (fetched unless `write`),
+    /// after refusing an overlap with this thread's active checkouts.
+    fn element_access<R>(&self, i: usize, write: bool, what: &'static str, f: impl FnOnce(*mut u8) -> R) -> R {
+        let w = worker_for_thread(what);
+        let (rank, addr) = self.element(i);
+        let size = std::mem::size_of::<T>();
+        w.memory.refuse_overlap(Active {
+            rank,
+            lo: addr,
+            hi: addr + size,
+            write,
+        });
+        let p = w.memory.view(w, rank, addr, size, !write);
+        let r = f(p);
+        w.memory.unview(w, rank, addr, size, write);
+        if write {
+            // Dirty cached bytes raise the mark, so the next release point
+            // writes them back.
+            w.memory.update_mark(w);
+        }
+        r
+    }
+
+    /// (rank, arena address) of element `i`. Panics when out of bounds.
+    fn element(&self, i: usize) -> (u32, usize) {
+        let rank = self.home(i);
+        let size = std::mem::size_of::<T>();
+        let at = if self.place & BLOCK_FLAG != 0 {
+            self.start + i - rank as usize * (self.place & !BLOCK_FLAG) as usize
+        } else {
+            self.start + i
+        };
+        (rank, self.base + at * size)
+    }
+
+    /// (rank, arena address of the first element) when the slice lies on
+    /// one rank.
+    fn single_part(&self) -> Option<(u32, usize)> {
+        let last = self.len.checked_sub(1)?;
+        (self.home(0) == self.home(last)).then(|| self.element(0))
     }
 
     /// Copies the elements into a new `Vec` here (e.g. a task's result, on
