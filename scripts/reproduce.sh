@@ -35,6 +35,12 @@ Experiments (IPSJ JIP 2016 numbering):
              idle), and BTC, UTS, UTS T3 (a narrow binomial tree) and
              NQueens time, steal attempts and
              message handling in alternating on/off runs (--reps each)
+  global     (not in the paper; Itoyori's model) global memory in the first
+             mode: cilksort at 1 rank against slice::sort_unstable of the
+             same keys, cilksort and knapsack (three classes) at each rank
+             count, and on smp cilksort at 2 ranks over real UDP and mpi
+             without shared memory with the cache on and off (mpi not with
+             --quick); --reps alternating rounds, ratios as medians of pairs
 Every mode also runs with the paper's own mechanisms beside the defaults
 ("paper" rows: its THE steal protocol with a remote lock and, in am mode,
 a poll at every spawn; UAT_STEAL_PROTOCOL=paper, UAT_POLL_INTERVAL=1) in
@@ -49,7 +55,8 @@ Options:
   --ranks LIST        rank counts, e.g. 1,2,4,8,16 (default: powers of two up
                       to the number of cores)
   --modes LIST        fetch-and-add modes (default: native,am,rdma-emulated)
-  --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling,lifelines
+  --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling,lifelines,
+                      global
                       (default: all)
   --conduit C         smp (default) | udp | mpi | ibv
   --launcher CMD      mpi/ibv: the launcher to use instead of mpirun or
@@ -65,15 +72,19 @@ Options:
   --uts-depth D       UTS -t 1 -r 0 -b 4 -a 3 -d D (default 11; the paper: 18,
                       and 11 in Fig. 12)
   --nqueens N         NQueens N (default 15; the paper: 18, and 13 in Fig. 12)
+  --cilksort-keys N   keys cilksort sorts in global (default 4194304; over
+                      the network at most 1048576)
   --reps K            repetitions of every scaling run; the report uses the
                       median time (default 3)
-  --quick             tiny inputs (BTC 16, UTS 6, NQueens 9; for tests)
+  --quick             tiny inputs (BTC 16, UTS 6, NQueens 9, cilksort 2^16,
+                      knapsack 30 items; for tests)
   --timeout S         per-run limit in seconds (default 600)
   --out DIR           output directory (default results/<timestamp>)
   --no-build          do not build; with --bin-dir, use prebuilt binaries
-  --bin-dir DIR       prebuilt binaries: DIR/<mode>/{btc,uts,nqueens,micro},
-                      DIR/udp-native/micro and DIR/uat-report (for machines
-                      that cannot build)
+  --bin-dir DIR       prebuilt binaries: DIR/<mode>/{btc,uts,nqueens,micro,
+                      cilksort,knapsack}, DIR/udp-native/{micro,cilksort},
+                      DIR/mpi-native/cilksort and DIR/uat-report (for
+                      machines that cannot build)
   --pack DIR          build, copy stripped binaries into DIR in the --bin-dir
                       layout, and stop (to carry them to such a machine)
   -h, --help          this text
@@ -91,9 +102,9 @@ list() { tr ',' ' ' <<<"$1"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
-ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines"
+ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global"
 conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
-btc_depth=27 uts_depth=11 nqueens=15 reps=3 timeout_s=600
+btc_depth=27 uts_depth=11 nqueens=15 cilksort_keys=4194304 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -105,7 +116,7 @@ while [ $# -gt 0 ]; do
   esac
   opt=$1 val=""
   case "${opt%%=*}" in
-    --ranks|--modes|--experiments|--conduit|--launcher|--cores|--btc-depth|--uts-depth|--nqueens|--reps|--timeout|--out|--bin-dir|--pack) ;;
+    --ranks|--modes|--experiments|--conduit|--launcher|--cores|--btc-depth|--uts-depth|--nqueens|--cilksort-keys|--reps|--timeout|--out|--bin-dir|--pack) ;;
     --*) die "unknown option '${opt%%=*}'" ;;
     *) die "unexpected argument '$opt'" ;;
   esac
@@ -123,6 +134,7 @@ while [ $# -gt 0 ]; do
     --btc-depth) btc_depth=$val ;;
     --uts-depth) uts_depth=$val ;;
     --nqueens) nqueens=$val ;;
+    --cilksort-keys) cilksort_keys=$val ;;
     --reps) reps=$val ;;
     --timeout) timeout_s=$val ;;
     --out) out=$val ;;
@@ -138,14 +150,15 @@ for m in $(list "$modes"); do
   case "$m" in native|am|rdma-emulated) ;; *) die "unknown fetch-and-add mode '$m' (native, am or rdma-emulated)" ;; esac
 done
 for e in $(list "$experiments"); do
-  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines)" ;; esac
+  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global)" ;; esac
 done
 positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
 positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
+positive --cilksort-keys "$cilksort_keys"
 [ "$btc_depth" -le 48 ] || die "--btc-depth $btc_depth: 2^$btc_depth tasks would not finish"
 [ "$nqueens" -le 22 ] || die "--nqueens $nqueens would not finish"
 [ -n "$launcher" ] && case "$conduit" in mpi|ibv) ;; *) die "--launcher applies to the mpi and ibv conduits" ;; esac
-if [ "$quick" = 1 ]; then btc_depth=16 uts_depth=6 nqueens=9; fi
+if [ "$quick" = 1 ]; then btc_depth=16 uts_depth=6 nqueens=9 cilksort_keys=65536; fi
 if [ -z "$ranks" ]; then
   ranks=1; n=2
   while [ "$n" -le "$cores" ]; do ranks="$ranks $n"; n=$((n * 2)); done
@@ -162,6 +175,7 @@ fi
 uat=$("$root/scripts/launcher.sh") || exit 2
 experiments=" $(list "$experiments") "
 want() { [[ "$experiments" == *" $1 "* ]]; }
+first_mode=$(list "$modes" | awk '{print $1}')
 
 # --- Build (or find) the binaries: one variant per mode, and the report tool. ---
 bin_of() { # MODE PROGRAM
@@ -171,7 +185,21 @@ bin_of() { # MODE PROGRAM
 # competes for GASNet's progress engine as it does for a NIC's.
 udp_latency=0
 if [ "$conduit" = smp ] && want latency && [ "$no_udp_latency" = 0 ]; then udp_latency=1; fi
-udp_micro() { if [ -n "$bin_dir" ]; then echo "$bin_dir/udp-native/micro"; else echo "$root/target/udp-native/release/micro"; fi; }
+# global on smp also runs over real UDP and over mpi without shared
+# memory, where other ranks' memory goes through the cache (mpi is skipped
+# with --quick: its GASNet build is the longest).
+global_udp=0 global_mpi=0
+if [ "$conduit" = smp ] && want global; then global_udp=1; [ "$quick" = 1 ] || global_mpi=1; fi
+variant_bin() { # VARIANT PROGRAM (a variant other than this run's conduit)
+  if [ -n "$bin_dir" ]; then echo "$bin_dir/$1/$2"; else echo "$root/target/$1/release/$2"; fi
+}
+udp_micro() { variant_bin udp-native micro; }
+# What each mode's directory of a pack holds.
+mode_programs="btc uts nqueens micro cilksort knapsack"
+extra_variants() { # VARIANT:PROGRAM,... this run needs besides the modes'
+  [ "$udp_latency" = 0 ] && [ "$global_udp" = 0 ] || echo "udp-native:$([ "$udp_latency" = 1 ] && echo micro,)cilksort"
+  [ "$global_mpi" = 0 ] || echo "mpi-native:cilksort"
+}
 report_tool=""
 if [ "$build" = 1 ]; then
   "$root/scripts/setup.sh" || exit 2
@@ -179,10 +207,11 @@ if [ "$build" = 1 ]; then
     echo "reproduce: building $conduit-$m (cargo uat build --release, target/$conduit-$m/)" >&2
     (cd "$root" && "$uat" uat build --release --conduit "$conduit" --fad "$m" >/dev/null) || die "building the $conduit-$m variant failed (see above)"
   done
-  if [ "$udp_latency" = 1 ]; then
-    echo "reproduce: building udp-native (Fig. 11 over real UDP; target/udp-native/)" >&2
-    (cd "$root" && "$uat" uat build --release --conduit udp --fad native >/dev/null) || die "building the udp-native variant failed (see above)"
-  fi
+  for v in $(extra_variants); do
+    v=${v%%:*}
+    echo "reproduce: building $v (Fig. 11 / global memory over the network; target/$v/)" >&2
+    (cd "$root" && "$uat" uat build --release --conduit "${v%%-*}" --fad "${v#*-}" >/dev/null) || die "building the $v variant failed (see above)"
+  done
   echo "reproduce: building the report tool (report/, target/report/)" >&2
   cargo build --quiet --release --manifest-path "$root/report/Cargo.toml" --target-dir "$root/target/report" \
     || die "building report/ failed (see above)"
@@ -190,16 +219,19 @@ if [ "$build" = 1 ]; then
   if [ -n "$pack" ]; then
     for m in $(list "$modes"); do
       mkdir -p "$pack/$m"
-      for p in btc uts nqueens micro; do
+      for p in $mode_programs; do
         cp "$(bin_of "$m" "$p")" "$pack/$m/$p" || die "cannot copy into $pack"
         strip "$pack/$m/$p" 2>/dev/null || true
       done
     done
-    if [ "$udp_latency" = 1 ]; then
-      mkdir -p "$pack/udp-native"
-      cp "$(udp_micro)" "$pack/udp-native/micro" || die "cannot copy into $pack"
-      strip "$pack/udp-native/micro" 2>/dev/null || true
-    fi
+    for vp in $(extra_variants); do
+      v=${vp%%:*}
+      mkdir -p "$pack/$v"
+      for p in $(list "${vp#*:}"); do
+        cp "$(variant_bin "$v" "$p")" "$pack/$v/$p" || die "cannot copy into $pack"
+        strip "$pack/$v/$p" 2>/dev/null || true
+      done
+    done
     cp "$report_tool" "$pack/uat-report" || die "cannot copy into $pack"
     strip "$pack/uat-report" 2>/dev/null || true
     cp "$uat" "$pack/cargo-uat" || die "cannot copy into $pack"
@@ -213,6 +245,17 @@ else
       [ -x "$(bin_of "$m" "$p")" ] || die "no $(bin_of "$m" "$p"): build first (scripts/reproduce.sh --pack DIR makes a --bin-dir)"
     done
   done
+  if want global && { [ ! -x "$(bin_of "$first_mode" cilksort)" ] || [ ! -x "$(bin_of "$first_mode" knapsack)" ]; }; then
+    die "no $(bin_of "$first_mode" cilksort) or knapsack for the global experiment: build first, or leave global out of --experiments"
+  fi
+  if [ "$global_udp" = 1 ] && [ ! -x "$(variant_bin udp-native cilksort)" ]; then
+    echo "reproduce: no $(variant_bin udp-native cilksort): global runs on $conduit only (--pack makes one)" >&2
+    global_udp=0 global_mpi=0
+  fi
+  if [ "$global_mpi" = 1 ] && [ ! -x "$(variant_bin mpi-native cilksort)" ]; then
+    echo "reproduce: no $(variant_bin mpi-native cilksort): global skips mpi (--pack makes one)" >&2
+    global_mpi=0
+  fi
   if [ "$udp_latency" = 1 ] && [ ! -x "$(udp_micro)" ]; then
     echo "reproduce: no $(udp_micro): Fig. 11 runs on $conduit only (--pack makes one)" >&2
     udp_latency=0
@@ -233,7 +276,7 @@ commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 uts_args="-t 1 -r 0 -b 4 -a 3 -d $uts_depth"
 cat >"$out/meta.json" <<EOF
-{"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","host":"$(hostname)","cpu":"${cpu//\"/}","cores":$cores,"nproc":$(nproc),"commit":"$commit","conduit":"$conduit","modes":"$(list "$modes")","ranks":"$ranks","experiments":"$(echo $experiments)","oversubscribe":$([ "$oversub" = 1 ] && echo true || echo false),"reps":$reps,"btc_depth":$btc_depth,"uts_args":"$uts_args","nqueens":$nqueens,"quick":$([ "$quick" = 1 ] && echo true || echo false),"command":"${command_line//\"/}"}
+{"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","host":"$(hostname)","cpu":"${cpu//\"/}","cores":$cores,"nproc":$(nproc),"commit":"$commit","conduit":"$conduit","modes":"$(list "$modes")","ranks":"$ranks","experiments":"$(echo $experiments)","oversubscribe":$([ "$oversub" = 1 ] && echo true || echo false),"reps":$reps,"btc_depth":$btc_depth,"uts_args":"$uts_args","nqueens":$nqueens,"cilksort_keys":$cilksort_keys,"quick":$([ "$quick" = 1 ] && echo true || echo false),"command":"${command_line//\"/}"}
 EOF
 echo "reproduce: uni-address threads $commit on $(hostname): $cores cores ($cpu)" >&2
 echo "reproduce: conduit $conduit${launcher:+ (launcher $launcher)}; modes $(list "$modes"); ranks $ranks; reps $reps" >&2
@@ -258,17 +301,20 @@ run_job() {
   [ "$ec" = na ] || args+=(--empty-check "$ec")
   # job_conduit / job_flags / job_program (set for one call) run it elsewhere;
   # job_mech=paper runs it with the paper's mechanisms (no lifelines);
-  # job_lifelines=on|off sets UAT_LIFELINES.
+  # job_lifelines=on|off sets UAT_LIFELINES; job_env="VAR=value ..." sets
+  # more (recorded as "env").
   local mech=${job_mech:-new} env=()
   if [ "$mech" = paper ]; then
     env=(UAT_STEAL_PROTOCOL=paper UAT_LIFELINES=off)
     [ "$mode" != am ] || env+=(UAT_POLL_INTERVAL=1)
   fi
   [ -z "${job_lifelines:-}" ] || env+=(UAT_LIFELINES="$job_lifelines")
+  # shellcheck disable=SC2206
+  [ -z "${job_env:-}" ] || env+=(${job_env})
   local runner=(env "${env[@]}" "$root/scripts/run.sh" --no-build --conduit "${job_conduit:-$conduit}" ${job_flags:-} --timeout "$timeout_s" -n "$n")
   [ -z "$launcher" ] || runner+=(--launcher "$launcher")
   printf 'reproduce: [%s %4ds] %-9s %-14s %-13s %-5s ec=%-3s %3s ranks%s%s%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$mech" "$ec" "$n" \
-    "$([ -z "${job_lifelines:-}" ] || echo " lifelines $job_lifelines")" \
+    "$([ -z "${job_lifelines:-}" ] || echo " lifelines $job_lifelines")${job_env:+ $job_env}" \
     "$([ -z "${job_conduit:-}" ] || echo " over ${job_conduit}${job_flags:+ $job_flags}")" \
     "$([ "$over" = true ] && echo ' (oversubscribed)')" >&2
   local t0=$EPOCHREALTIME
@@ -287,8 +333,8 @@ run_job() {
   [ "$status" = ok ] || [ "$status" = counted ] || failures=$((failures + 1))
   printf '%s (%.1f s)\n' "$status" "$wall" >&2
   [ "$status" = ok ] || [ "$status" = counted ] || sed 's/^/    | /' "$out/logs/$id.err" | tail -n 4 >&2
-  printf '{"id":"%s","experiment":"%s","bench":"%s","conduit":"%s","mode":"%s","mechanisms":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
-    "$id" "$exp" "$bench" "${job_conduit:-$conduit}${job_flags:+ $job_flags}" "$mode" "$mech" "$ec" "$n" "${args[*]}" "$over" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
+  printf '{"id":"%s","experiment":"%s","bench":"%s","conduit":"%s","mode":"%s","mechanisms":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"env":"%s","exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
+    "$id" "$exp" "$bench" "${job_conduit:-$conduit}${job_flags:+ $job_flags}" "$mode" "$mech" "$ec" "$n" "${args[*]}" "$over" "${job_env:-}" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
   last_line=$last last_status=$status
 }
 
@@ -304,8 +350,6 @@ should_run() {
   echo "reproduce: skip $1 at $2 ranks: more spinning threads than $cores cores (--oversubscribe runs it, labelled)" >&2
   return 1
 }
-
-first_mode=$(list "$modes" | awk '{print $1}')
 
 # --- The UTS tree's node count: a --seq run, once per tree, cached. ---
 uts_nodes=""
@@ -410,6 +454,33 @@ if want lifelines; then
           done
         done
       done
+    done
+  done
+fi
+
+# --- Global memory (issue 14; Itoyori's model): cilksort and knapsack. ---
+# Rounds alternate every configuration, so the report's ratios are medians
+# of pairs measured side by side.
+if want global; then
+  gm=$first_mode
+  knapsack_args=()
+  [ "$quick" = 1 ] && knapsack_args=(--items 30)
+  # Over the network 2^20 keys at most: every merge level crosses it.
+  net_keys=$((cilksort_keys < 1048576 ? cilksort_keys : 1048576))
+  for ((r = 0; r < reps; r++)); do
+    run_job global "$gm" na 1 cilksort -n "$cilksort_keys" --sort-unstable
+    for n in $ranks; do
+      should_run "$gm" "$n" || continue
+      run_job global "$gm" na "$n" cilksort -n "$cilksort_keys"
+      for c in uncorrelated weak strong; do
+        run_job global "$gm" na "$n" knapsack --class "$c" "${knapsack_args[@]}"
+      done
+    done
+    for c in on off; do
+      [ "$global_udp" = 0 ] || job_conduit=udp job_flags=--real-udp job_program=$(variant_bin udp-native cilksort) \
+        job_env="UAT_CACHE=$c" run_job global native na 2 cilksort -n "$net_keys"
+      [ "$global_mpi" = 0 ] || job_conduit=mpi job_program=$(variant_bin mpi-native cilksort) \
+        job_env="UAT_CACHE=$c GASNET_SUPERNODE_MAXSIZE=1" run_job global native na 2 cilksort -n "$net_keys"
     done
   done
 fi

@@ -193,6 +193,21 @@ for cache in on off; do
     -- --conduit mpi -n 2 -- cilksort -n 16777216 --seed 4
 done
 
+# Part 2d: knapsack (issue 14), the three classes on smp at every rank
+# count and mode with a certain steal (verified against the dynamic
+# program), and over real UDP and mpi without shared memory at 2 ranks.
+for m in "${modes[@]}"; do
+  for n in $rank_list; do
+    for class in uncorrelated weak strong; do
+      run_config "smp $m n=$n: knapsack $class" 1 0 -- --conduit smp --fad "$m" -n "$n" -- knapsack --class "$class" --seed 6 --force-steal
+    done
+  done
+done
+for class in uncorrelated weak strong; do
+  run_config "udp real-udp n=2: knapsack $class" 1 0 -- --conduit udp --real-udp -n 2 -- knapsack --class "$class" --seed 7 --force-steal
+  run_config "mpi no-pshm n=2: knapsack $class" 1 0 GASNET_SUPERNODE_MAXSIZE=1 -- --conduit mpi -n 2 -- knapsack --class "$class" --seed 7 --force-steal
+done
+
 # Part 3: repeated launches of a steal-heavy run, each with its own seed.
 for c in "${conduits[@]}"; do
   for m in "${modes[@]}"; do

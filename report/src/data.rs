@@ -71,6 +71,9 @@ pub struct Run {
     pub args: String,
     /// More spinning threads than cores (the driver's or the runtime's view).
     pub oversubscribed: bool,
+    /// Settings the driver added for this run (`UAT_CACHE=off
+    /// GASNET_SUPERNODE_MAXSIZE=1`); empty in records that predate it.
+    pub env: String,
     pub exit: i64,
     pub status: Status,
     pub wall_s: f64,
@@ -214,6 +217,7 @@ impl Run {
             args: s("args")?,
             oversubscribed: rec.get("oversubscribed").and_then(Value::as_bool).unwrap_or(false)
                 || runtime_oversubscribed,
+            env: s("env").unwrap_or_default(),
             exit: n("exit").unwrap_or(-1.0) as i64,
             status,
             wall_s: n("wall_s").unwrap_or(0.0),
@@ -251,6 +255,7 @@ mod tests {
             ranks: 2,
             args: String::new(),
             oversubscribed: false,
+            env: String::new(),
             exit: 0,
             status,
             wall_s: 0.0,

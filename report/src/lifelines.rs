@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::data::{Results, Run};
 use crate::section::{Ctx, Section};
-use crate::table::{fmt, Table};
+use crate::table::{fmt, median, spread, Table};
 
 /// `on` or `off`, from the benchmark's `lifelines` field (`on w=8 z=2`).
 fn setting(r: &Run) -> Option<&'static str> {
@@ -21,22 +21,6 @@ fn label(r: &Run) -> String {
         "uts T3".into()
     } else {
         r.bench.clone()
-    }
-}
-
-fn median(mut xs: Vec<f64>) -> Option<f64> {
-    xs.retain(|x| x.is_finite());
-    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    (!xs.is_empty()).then(|| xs[(xs.len() - 1) / 2])
-}
-
-fn spread(xs: &[f64]) -> String {
-    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    if xs.is_empty() {
-        "–".into()
-    } else {
-        format!("{lo:.3}–{hi:.3}")
     }
 }
 

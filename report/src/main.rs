@@ -3,6 +3,7 @@
 //! and PNG plots under `plots/`, and prints the summary table.
 
 mod data;
+mod global;
 mod import;
 mod lifelines;
 mod micro;
@@ -29,9 +30,9 @@ scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
   DIR/report.md      the report: findings, our numbers next to the paper's
   DIR/*.csv          scaling.csv (every benchmark run), spawn.csv,
                      latency.csv, steal.csv, fad.csv, lifelines.csv,
-                     lifelines-idle.csv
+                     lifelines-idle.csv, global.csv
   DIR/plots/*.png    scaling, steals, overhead, msg-handling,
-                     steal-breakdown, latency, spawn, fad
+                     steal-breakdown, latency, spawn, fad, global
 and prints the summary table. Plots need a TrueType font: DejaVu Sans
 (Debian: fonts-dejavu-core) or UAT_REPORT_FONT=/path/to/font.ttf.
 With --import, DIR is first made from the benchmarks' own JSON lines in
@@ -152,6 +153,7 @@ fn generate(dir: &Path) -> Result<Made, String> {
         scaling::steals(&res, &s, &mut ctx),
         scaling::messages(&res, &s, &mut ctx),
         lifelines::section(&res, &mut ctx),
+        global::section(&res, &mut ctx),
     ]
     .into_iter()
     .flatten()

@@ -78,6 +78,24 @@ impl Table {
 }
 
 /// A number for a table: `–` when absent, else `digits` decimals.
+/// The lower median of the finite values (None when there are none).
+pub fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.retain(|x| x.is_finite());
+    xs.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (!xs.is_empty()).then(|| xs[(xs.len() - 1) / 2])
+}
+
+/// `lo–hi` of the values (3 decimals), `–` when there are none.
+pub fn spread(xs: &[f64]) -> String {
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if xs.is_empty() {
+        "–".into()
+    } else {
+        format!("{lo:.3}–{hi:.3}")
+    }
+}
+
 pub fn fmt(x: Option<f64>, digits: usize) -> String {
     match x {
         Some(v) if v.is_finite() => format!("{v:.digits$}"),
