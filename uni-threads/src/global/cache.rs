@@ -230,13 +230,23 @@ impl Cache {
         }
     }
 
-    /// Writes back every dirty byte (a release point).
+    /// Writes back every dirty byte of the blocks no checkout holds (a
+    /// release point). Release points proper (a spawn, a task's end, a
+    /// run's end) are outside checkouts, so this is every dirty byte there;
+    /// a poll inside a checkout skips the pinned blocks, whose bytes a live
+    /// `&mut [T]` may cover — reading them as a put's source would alias
+    /// it — and leaves them dirty (the mark stays up) for the next release.
     pub fn release(&mut self, w: &Worker) {
         if self.dirty == 0 || self.fault == crate::config::CacheFault::NoWriteBack {
             return;
         }
         let mut written = 0u64;
-        let keys: Vec<(u32, usize)> = self.blocks.keys().copied().collect();
+        let keys: Vec<(u32, usize)> = self
+            .blocks
+            .iter()
+            .filter(|(_, x)| x.pins == 0)
+            .map(|(k, _)| *k)
+            .collect();
         for key in keys {
             written += self.write_back(w, key);
         }
@@ -255,10 +265,9 @@ impl Cache {
         let src = self.mirror_addr(rank, blo);
         let mut n = 0;
         for (from, to) in runs(&bits, self.block) {
-            // SAFETY: bytes of a block held in the mirror, not in any
-            // active write checkout (release points are outside
-            // checkouts, or at a poll inside one, before its bytes are
-            // marked); unchanged until wait_nbi.
+            // SAFETY: bytes of a block held in the mirror and pinned by no
+            // checkout (release skips pinned blocks), so no reference
+            // covers them; unchanged until wait_nbi (nothing runs before).
             unsafe {
                 w.gasnet.put_nbi(
                     rank,
