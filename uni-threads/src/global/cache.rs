@@ -241,17 +241,20 @@ impl Cache {
             return;
         }
         let mut written = 0u64;
-        let keys: Vec<(u32, usize)> = self
-            .blocks
-            .iter()
-            .filter(|(_, x)| x.pins == 0)
-            .map(|(k, _)| *k)
-            .collect();
-        for key in keys {
+        for key in self.unpinned() {
             written += self.write_back(w, key);
         }
         w.gasnet.wait_nbi();
         w.run.counters.update(|c| c.global_written_bytes += written);
+    }
+
+    /// The blocks no checkout holds.
+    fn unpinned(&self) -> Vec<(u32, usize)> {
+        self.blocks
+            .iter()
+            .filter(|(_, x)| x.pins == 0)
+            .map(|(k, _)| *k)
+            .collect()
     }
 
     /// Starts writing back `key`'s dirty runs (complete at `wait_nbi`);
@@ -288,13 +291,7 @@ impl Cache {
         if self.fault == crate::config::CacheFault::NoInvalidate {
             return;
         }
-        let gone: Vec<(u32, usize)> = self
-            .blocks
-            .iter()
-            .filter(|(_, x)| x.pins == 0)
-            .map(|(k, _)| *k)
-            .collect();
-        for key in gone {
+        for key in self.unpinned() {
             self.forget(key);
         }
     }
