@@ -48,12 +48,12 @@ enum Class {
 }
 
 impl Class {
-    fn name(self) -> &'static str {
-        match self {
-            Class::Uncorrelated => "uncorrelated",
-            Class::Weak => "weak",
-            Class::Strong => "strong",
-        }
+    /// The class's name on the command line and in the JSON (clap's).
+    fn name(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .expect("every class has a name")
+            .get_name()
+            .to_string()
     }
 
     /// (items, range) of the class: ≥ 10^6 nodes for every seed tried
