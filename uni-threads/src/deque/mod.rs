@@ -158,7 +158,7 @@ pub mod words {
 }
 
 /// The owner's access to its own deque's words.
-pub(crate) trait OwnWords {
+pub trait OwnWords {
     /// The `tail` word (plain memory).
     fn tail(&self) -> &AtomicU64;
     /// The paper's `head` word (plain memory).

@@ -174,7 +174,7 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
     let mut stack: Vec<u64> = Vec::new();
     let mut popped = Vec::new();
     let mut pushed = 0u64;
-    let mut pop = |stack: &mut Vec<u64>, popped: &mut Vec<u64>| {
+    let pop = |stack: &mut Vec<u64>, popped: &mut Vec<u64>| {
         let expected = stack.pop().expect("the owner pops what it pushed");
         match dq.pop() {
             Some(e) => {

@@ -5,12 +5,21 @@
 //! sorts and serial merges below the cut-offs. Verified every run: the
 //! output is sorted and has the input's count and checksum (computed from
 //! the generator on its own). Prints one JSON line; `time_s` covers the
-//! parallel generation, the sort and the parallel check.
+//! parallel generation, the sort and the parallel check. Memory is
+//! allocated and first touched before the clock starts, in both paths
+//! (`alloc_s` says how long that took): first-touch page faults cost the
+//! same whatever runs next, and a shared-memory page's fault here costs
+//! several microseconds (docs/design.md).
+
+use std::time::Instant;
 
 use clap::Parser;
 use serde_json::{json, Map};
 use uat::global::GlobalSlice;
 use uat_bench::{Common, Harness};
+
+mod merge;
+use merge::merge_serial;
 
 /// Sorts N pseudo-random u64 in global memory (cilksort).
 #[derive(Parser, Debug)]
@@ -92,104 +101,6 @@ fn check<const SEQ: bool>(a: GlobalSlice<u64>) -> (bool, u64, u64, u64, u64) {
     (p.0 && q.0 && p.4 <= q.3, p.1 + q.1, p.2.wrapping_add(q.2), p.3, q.4)
 }
 
-/// One two-ended serial merge: the front takes the smaller head, the back
-/// the larger tail. An exhausted side reads as `u64::MAX` at the front and
-/// 0 at the back: it can then only be chosen against an equal key, and
-/// writes that key. Branch-free (the comparison selects, it does not jump;
-/// a branch on random keys is mispredicted half the time).
-struct TwoEnded<'a> {
-    x: &'a [u64],
-    y: &'a [u64],
-    d: &'a mut [u64],
-    /// Front heads.
-    i: usize,
-    j: usize,
-    /// Back ends (exclusive).
-    ie: usize,
-    je: usize,
-}
-
-impl<'a> TwoEnded<'a> {
-    fn new(x: &'a [u64], y: &'a [u64], d: &'a mut [u64]) -> Self {
-        debug_assert_eq!(x.len() + y.len(), d.len());
-        let (ie, je) = (x.len(), y.len());
-        TwoEnded {
-            x,
-            y,
-            d,
-            i: 0,
-            j: 0,
-            ie,
-            je,
-        }
-    }
-
-    /// Steps the front and the back (step `k` of `d.len() / 2`).
-    #[inline(always)]
-    fn step(&mut self, k: usize) {
-        let (a, b) = self.heads();
-        let front_x = a <= b; // ties: x first
-        self.d[k] = if front_x { a } else { b };
-        self.i += front_x as usize;
-        self.j += !front_x as usize;
-        let tail = |s: &[u64], e: usize| e.checked_sub(1).map_or(0, |t| s[t]);
-        let (a, b) = (tail(self.x, self.ie), tail(self.y, self.je));
-        let back_y = b >= a; // ties: y last
-        let n = self.d.len();
-        self.d[n - 1 - k] = if back_y { b } else { a };
-        // Saturating: a phantom 0 chosen at an exhausted end stays there.
-        self.je = self.je.saturating_sub(back_y as usize);
-        self.ie = self.ie.saturating_sub(!back_y as usize);
-    }
-
-    #[inline(always)]
-    fn heads(&self) -> (u64, u64) {
-        let x = self.x.get(self.i).copied().unwrap_or(u64::MAX);
-        (x, self.y.get(self.j).copied().unwrap_or(u64::MAX))
-    }
-
-    /// Runs steps `from..` to the end.
-    fn finish(mut self, from: usize) {
-        let n = self.d.len();
-        for k in from..n / 2 {
-            self.step(k);
-        }
-        if n % 2 == 1 {
-            let (a, b) = self.heads();
-            self.d[n / 2] = a.min(b);
-        }
-    }
-}
-
-/// Merges sorted `x` and `y` into `d` (as long as both): split where the
-/// first half of the output ends (a binary search), then both halves'
-/// two-ended merges in one loop — four independent chains of dependent
-/// loads and compares instead of one (3× the throughput of a plain merge).
-fn merge_serial(x: &[u64], y: &[u64], d: &mut [u64]) {
-    let h = d.len() / 2;
-    // i of x and h - i of y make the first h of the output.
-    let (mut lo, mut hi) = (h.saturating_sub(y.len()), h.min(x.len()));
-    while lo < hi {
-        let i = lo + (hi - lo) / 2;
-        if x[i] <= y[h - i - 1] {
-            lo = i + 1;
-        } else {
-            hi = i;
-        }
-    }
-    let (x1, x2) = x.split_at(lo);
-    let (y1, y2) = y.split_at(h - lo);
-    let both = (h / 2).min((d.len() - h) / 2);
-    let (d1, d2) = d.split_at_mut(h);
-    let (mut p, mut q) = (TwoEnded::new(x1, y1, d1), TwoEnded::new(x2, y2, d2));
-    for k in 0..both {
-        p.step(k);
-        q.step(k);
-    }
-    p.finish(both);
-    q.finish(both);
-}
-
 /// Merges sorted `a` and `b` into `dest` (`a.len() + b.len()` long).
 fn merge<const SEQ: bool>(a: GlobalSlice<u64>, b: GlobalSlice<u64>, dest: GlobalSlice<u64>, cut: Cut) {
     let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
@@ -203,16 +114,7 @@ fn merge<const SEQ: bool>(a: GlobalSlice<u64>, b: GlobalSlice<u64>, dest: Global
     // Split the longer at its middle and the shorter where that key goes.
     let split_a = a.len() / 2;
     let pivot = a.get(split_a);
-    let (mut lo, mut hi) = (0, b.len());
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if b.get(mid) < pivot {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    let split_b = lo;
+    let split_b = b.partition_point(|&k| k < pivot);
     let (a1, a2) = a.split_at(split_a);
     let (b1, b2) = b.split_at(split_b);
     let (d1, d2) = dest.split_at(split_a + split_b);
@@ -257,33 +159,59 @@ fn cilksort<const SEQ: bool>(a: GlobalSlice<u64>, tmp: GlobalSlice<u64>, cut: Cu
     merge::<SEQ>(t12, t34, a, cut);
 }
 
-/// Generate, sort, check: the checksum of the output if it is sorted and
-/// has every key, else its complement.
-fn run<const SEQ: bool>(n: usize, seed: u64, cut: Cut) -> u64 {
-    let (a, tmp) = if SEQ {
-        (GlobalSlice::<u64>::alloc(n), GlobalSlice::<u64>::alloc(n))
-    } else {
-        (
-            GlobalSlice::<u64>::alloc_distributed(n),
-            GlobalSlice::<u64>::alloc_distributed(n),
-        )
-    };
-    generate::<SEQ>(a, 0, seed);
-    cilksort::<SEQ>(a, tmp, cut);
-    let (sorted, count, sum, _, _) = check::<SEQ>(a);
-    a.free();
-    tmp.free();
-    if sorted && count == n as u64 {
+/// The keys and the sort's scratch array (as long).
+#[derive(Clone, Copy)]
+struct Arrays {
+    keys: GlobalSlice<u64>,
+    tmp: GlobalSlice<u64>,
+}
+
+impl Arrays {
+    /// Allocates both on this rank (zeroed, so every page is touched), for
+    /// the serial elision; the parallel run's are block-distributed.
+    fn alloc_here(n: usize) -> Arrays {
+        Arrays {
+            keys: GlobalSlice::alloc(n),
+            tmp: GlobalSlice::alloc(n),
+        }
+    }
+
+    fn free(self) {
+        self.keys.free();
+        self.tmp.free();
+    }
+}
+
+/// Generate, sort, check, free: the checksum of the output if it is
+/// sorted and has every key, else its complement.
+fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: Cut) -> u64 {
+    let Arrays { keys, tmp } = arrays;
+    generate::<SEQ>(keys, 0, seed);
+    cilksort::<SEQ>(keys, tmp, cut);
+    let (sorted, count, sum, _, _) = check::<SEQ>(keys);
+    // Freed inside the measured run: its stats are the ones reported.
+    arrays.free();
+    if sorted && count == keys.len() as u64 {
         sum
     } else {
         !sum
     }
 }
 
+/// A vector of `n` keys, every page touched (the baseline's
+/// [`Arrays::alloc_here`]).
+fn resident_vec(n: usize) -> Vec<u64> {
+    let mut keys = Vec::with_capacity(n);
+    keys.resize(n, 0);
+    // The zeros must be written (not left to the first generation's faults).
+    std::hint::black_box(&mut keys);
+    keys
+}
+
 /// The baseline: the same keys generated, sorted by `sort_unstable` and
 /// checked in process-local memory; the same result as [`run`].
-fn sort_unstable(n: usize, seed: u64) -> u64 {
-    let mut keys: Vec<u64> = (0..n as u64).map(|i| key(seed, i)).collect();
+fn sort_unstable(keys: &mut [u64], seed: u64) -> u64 {
+    keys.iter_mut().enumerate().for_each(|(i, v)| *v = key(seed, i as u64));
     keys.sort_unstable();
     let sorted = keys.windows(2).all(|w| w[0] <= w[1]);
     let sum = keys.iter().fold(0u64, |s, &v| s.wrapping_add(v));
@@ -304,12 +232,35 @@ fn main() {
         merge: o.merge_cutoff as usize,
     };
     let h = Harness::start(gasnet, o.common.clone());
-    let outcome = if o.sort_unstable {
-        h.measure(move || run::<false>(n, seed, cut), || sort_unstable(n, seed))
+    let rank0 = h.gasnet.rank() == 0;
+    let started = Instant::now();
+    let (outcome, alloc_s) = if o.sort_unstable {
+        let mut keys = if rank0 { resident_vec(n) } else { Vec::new() };
+        let alloc_s = started.elapsed().as_secs_f64();
+        let never = || -> u64 { unreachable!("--sort-unstable runs the serial path") };
+        (h.measure(never, move || sort_unstable(&mut keys, seed)), alloc_s)
+    } else if o.common.seq {
+        let arrays = rank0.then(|| Arrays::alloc_here(n));
+        let alloc_s = started.elapsed().as_secs_f64();
+        let outcome = h.measure(
+            || -> u64 { unreachable!("--seq runs the serial path") },
+            move || run::<true>(arrays.expect("rank 0 allocated"), seed, cut),
+        );
+        (outcome, alloc_s)
     } else {
-        h.measure(move || run::<false>(n, seed, cut), || run::<true>(n, seed, cut))
+        // Some on rank 0, whose root task is the only one that runs (one
+        // slice per root task: a result fits 48 bytes).
+        let slice = || h.runtime.run(move || GlobalSlice::<u64>::alloc_distributed(n));
+        let arrays = slice().zip(slice()).map(|(keys, tmp)| Arrays { keys, tmp });
+        let alloc_s = started.elapsed().as_secs_f64();
+        let outcome = h.measure(
+            move || run::<false>(arrays.expect("the root runs on rank 0"), seed, cut),
+            || 0,
+        );
+        (outcome, alloc_s)
     };
     let mut extra = Map::new();
+    extra.insert("alloc_s".into(), json!((alloc_s * 1e6).round() / 1e6));
     extra.insert(
         "solver".into(),
         json!(if o.sort_unstable { "sort_unstable" } else { "cilksort" }),
@@ -322,35 +273,4 @@ fn main() {
         Some(expected),
         extra,
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::merge_serial;
-
-    #[test]
-    fn the_two_ended_merge_merges_every_shape() {
-        let mut seed = 1u64;
-        let mut next = |m: u64| {
-            seed = super::key(seed, 7);
-            seed % m
-        };
-        for _ in 0..2000 {
-            let (lx, ly, m) = (next(40) as usize, next(40) as usize, 1 + next(50));
-            let mut x: Vec<u64> = (0..lx).map(|_| next(m)).collect();
-            let mut y: Vec<u64> = (0..ly).map(|_| next(m)).collect();
-            // Keys at the ends of u64 too (the exhausted-side readings).
-            if next(4) == 0 {
-                x.push(u64::MAX);
-                y.insert(0, 0);
-            }
-            x.sort_unstable();
-            y.sort_unstable();
-            let mut d = vec![7u64; x.len() + y.len()];
-            merge_serial(&x, &y, &mut d);
-            let mut want = [x.clone(), y.clone()].concat();
-            want.sort_unstable();
-            assert_eq!(d, want, "x={x:?} y={y:?}");
-        }
-    }
 }
