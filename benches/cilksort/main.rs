@@ -200,6 +200,8 @@ fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: Cut) -> u64 {
 
 /// A vector of `n` keys, every page touched (the baseline's
 /// [`Arrays::alloc_here`]).
+// `vec![0; n]` would be calloc's untouched pages: the point is to write.
+#[allow(clippy::slow_vector_initialization)]
 fn resident_vec(n: usize) -> Vec<u64> {
     let mut keys = Vec::with_capacity(n);
     keys.resize(n, 0);
@@ -248,9 +250,16 @@ fn main() {
         );
         (outcome, alloc_s)
     } else {
-        // Some on rank 0, whose root task is the only one that runs (one
-        // slice per root task: a result fits 48 bytes).
-        let slice = || h.runtime.run(move || GlobalSlice::<u64>::alloc_distributed(n));
+        // One slice per root task (a result fits 48 bytes), allocated and
+        // zeroed by rank 0's root, then known on every rank.
+        let slice = || {
+            let s = h.runtime.run(move || GlobalSlice::<u64>::alloc_distributed(n));
+            // Every rank maps every page it may touch (on smp all of
+            // them), as rank 0's zeroing did in its own process.
+            let s = h.runtime.broadcast_value(s);
+            s.prefault();
+            Some(s)
+        };
         let arrays = slice().zip(slice()).map(|(keys, tmp)| Arrays { keys, tmp });
         let alloc_s = started.elapsed().as_secs_f64();
         let outcome = h.measure(
