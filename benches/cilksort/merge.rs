@@ -1,5 +1,6 @@
 //! Cilksort's serial merge: `merge_serial(x, y, d)` merges sorted `x` and
-//! `y` into `d`. Two kernels, chosen once per process:
+//! `y` into `d`. Two kernels, chosen per call by the CPU's features (std
+//! caches the detection: one load):
 //!
 //! - **AVX-512** (x86-64 with AVX-512F, detected at run time): a bitonic
 //!   merge network on eight keys per register. The output is split in four
@@ -150,6 +151,9 @@ mod avx512 {
     /// Sorts the bitonic sequence in `v` ascending: compare-exchange at
     /// distances 4, 2, 1 (each: swap partners, min, max, keep the min in
     /// the lower lane of each pair).
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
     #[inline(always)]
     unsafe fn sort_bitonic(v: __m512i) -> __m512i {
         let p = _mm512_shuffle_i64x2::<0b01_00_11_10>(v, v);
@@ -163,6 +167,9 @@ mod avx512 {
     /// (the 8 smallest, the 8 largest) of two sorted registers, each sorted:
     /// `a` with `b` reversed is bitonic; lane-wise min and max split it into
     /// two bitonic halves.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
     #[inline(always)]
     unsafe fn merge_registers(a: __m512i, b: __m512i) -> (__m512i, __m512i) {
         let reverse = _mm512_set_epi64(0, 1, 2, 3, 4, 5, 6, 7);
@@ -183,7 +190,7 @@ mod avx512 {
     /// `u64::MAX`, and how many of its keys are real.
     ///
     /// # Safety
-    /// The CPU has AVX-512F.
+    /// The CPU has AVX-512F, and `at <= s.len()`.
     #[inline(always)]
     unsafe fn load_padded(s: &[u64], at: usize) -> (__m512i, usize) {
         debug_assert!(at <= s.len());
@@ -215,6 +222,7 @@ mod avx512 {
         #[inline(always)]
         unsafe fn new(x: &'a [u64], y: &'a [u64], d: &'a mut [u64]) -> Chain<'a> {
             assert_eq!(d.len(), x.len() + y.len());
+            // SAFETY: AVX-512F (our contract); 0 <= any length.
             let (next, i) = load_padded(x, 0);
             let (carry, j) = load_padded(y, 0);
             Chain {
@@ -283,6 +291,8 @@ mod avx512 {
             }
             let a = self.x.get(self.i).copied().unwrap_or(u64::MAX);
             let b = self.y.get(self.j).copied().unwrap_or(u64::MAX);
+            // SAFETY (both loads): i and j only ever advance by the real
+            // keys a load returned, so i <= x.len() and j <= y.len().
             if a <= b {
                 let (v, n) = load_padded(self.x, self.i);
                 (self.next, self.i) = (v, self.i + n);

@@ -387,10 +387,11 @@ impl<T: Pod> GlobalSlice<T> {
     /// The index of the first element for which `pred` is false, the slice
     /// being partitioned by it (true first, then false), like
     /// [`slice::partition_point`]: e.g. where a key would go in a sorted
-    /// slice. Where the slice lies in memory this process maps (on smp,
-    /// always), a binary search inside one read checkout; elsewhere one
-    /// element fetched per probe (about log2(len) of them), so a search
-    /// never moves the whole slice.
+    /// slice. Where the slice lies on one rank in memory this process maps
+    /// (on smp, any one rank's part), one read checkout and rounds of
+    /// seven independent probes; elsewhere a binary search fetching one
+    /// element per probe (about log2(len) of them), so a search never
+    /// moves the whole slice.
     pub fn partition_point(&self, mut pred: impl FnMut(&T) -> bool) -> usize {
         let w = worker_for_thread("GlobalSlice::partition_point");
         let mapped = self
