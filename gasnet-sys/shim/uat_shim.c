@@ -5,9 +5,13 @@ static gex_Client_t uat_client;
 static gex_EP_t uat_ep;
 static gex_TM_t uat_tm;
 static gex_Segment_t uat_segment;
+/* This process's rank in uat_tm (set by uat_init). */
+static gex_Rank_t uat_self = GEX_RANK_INVALID;
 
 int uat_init(int *argc, char ***argv, const char *client_name) {
-  return gex_Client_Init(&uat_client, &uat_ep, &uat_tm, client_name, argc, argv, 0);
+  int code = gex_Client_Init(&uat_client, &uat_ep, &uat_tm, client_name, argc, argv, 0);
+  if (code == GASNET_OK) uat_self = gex_TM_QueryRank(uat_tm);
+  return code;
 }
 
 gex_Rank_t uat_rank(void) { return gex_TM_QueryRank(uat_tm); }
@@ -120,10 +124,35 @@ int uat_ad_create_u64(gex_AD_t *ad, gex_OP_t ops, gex_Flags_t flags) {
 
 void uat_ad_destroy(gex_AD_t ad) { gex_AD_Destroy(ad); }
 
+/* One initiation per operation code, each with the code as a constant:
+ * GASNet-EX inlines its dispatch (on a domain that allows it, a CPU atomic
+ * with the fences the flags ask for) only when the code is a compile-time
+ * constant; a variable one goes through an external function and a switch.
+ * A target that is this rank is said so (GEX_FLAG_AD_MY_RANK), which skips
+ * the neighbourhood address lookup: the owner's operations on its own deque
+ * words are most of this path's calls. */
+#define UAT_AD_FETCHING(OPC) \
+  gex_AD_OpNB_U64(ad, &result, rank, addr, OPC, op1, op2, flags)
 uint64_t uat_ad_op_u64(gex_AD_t ad, gex_Rank_t rank, void *addr, gex_OP_t op, uint64_t op1, uint64_t op2, gex_Flags_t flags) {
   uint64_t result = 0;
-  /* Non-fetching ops take no result pointer. */
-  int fetching = (op & (GEX_OP_FADD | GEX_OP_FCAS | GEX_OP_GET | GEX_OP_FSUB | GEX_OP_SWAP | GEX_OP_FMIN | GEX_OP_FMAX)) != 0;
-  gex_Event_Wait(gex_AD_OpNB_U64(ad, fetching ? &result : NULL, rank, addr, op, op1, op2, flags));
+  gex_Event_t done;
+  if (rank == uat_self) flags |= GEX_FLAG_AD_MY_RANK;
+  switch (op) {
+    case GEX_OP_FADD: done = UAT_AD_FETCHING(GEX_OP_FADD); break;
+    case GEX_OP_FCAS: done = UAT_AD_FETCHING(GEX_OP_FCAS); break;
+    case GEX_OP_GET: done = UAT_AD_FETCHING(GEX_OP_GET); break;
+    case GEX_OP_FMIN: done = UAT_AD_FETCHING(GEX_OP_FMIN); break;
+    case GEX_OP_FMAX: done = UAT_AD_FETCHING(GEX_OP_FMAX); break;
+    case GEX_OP_SET: done = gex_AD_OpNB_U64(ad, NULL, rank, addr, GEX_OP_SET, op1, op2, flags); break;
+    default: {
+      /* Non-fetching ops take no result pointer. */
+      int fetching = (op & (GEX_OP_FADD | GEX_OP_FCAS | GEX_OP_GET | GEX_OP_FSUB | GEX_OP_SWAP | GEX_OP_FMIN | GEX_OP_FMAX)) != 0;
+      done = gex_AD_OpNB_U64(ad, fetching ? &result : NULL, rank, addr, op, op1, op2, flags);
+    }
+  }
+  /* An operation completed at initiation returns GEX_EVENT_INVALID, for
+   * which the wait returns at once. */
+  gex_Event_Wait(done);
   return result;
 }
+#undef UAT_AD_FETCHING

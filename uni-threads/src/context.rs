@@ -8,7 +8,7 @@
 //! same address. The record, lowest address first:
 //!
 //! ```text
-//! ctx+0   MXCSR (u32), x87 control word (u16), padding
+//! ctx+0   padding (keeps the record, and so the callee's stack, 16-aligned)
 //! ctx+8   r15
 //! ctx+16  r14
 //! ctx+24  r13
@@ -18,8 +18,21 @@
 //! ctx+56  return address into the caller of save_context_and_call
 //! ```
 //!
-//! These are all the registers the System V ABI asks a callee to preserve
-//! (rsp is `ctx + 64` on return); everything else is dead across a call.
+//! These are all the general registers the System V ABI asks a callee to
+//! preserve (rsp is `ctx + 64` on return); everything else is dead across a
+//! call.
+//!
+//! The floating-point control state (MXCSR's control bits, the x87 control
+//! word) is callee-saved too, but it is not in the record: Rust code runs
+//! only in the default floating-point environment (changing the rounding
+//! mode, the exception masks or denormal handling is undefined behaviour in
+//! Rust: see `core::arch::x86_64::_mm_setcsr`), and `spawn`, `join` and the
+//! scheduler are Rust code, so at every save the state is the default one.
+//! [`resume_context`] loads that default, so a context resumes in it even if
+//! foreign code the scheduler called (GASNet, a signal handler) left another.
+//! Saving it cost more than the rest of the switch: `stmxcsr` waits for
+//! every floating-point instruction in flight (their status flags), about 8
+//! cycles per spawn after arithmetic, ~10% of NQueens' time at one rank.
 
 use std::arch::naked_asm;
 
@@ -61,11 +74,9 @@ pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: usize, b:
         "push r15",
         ".cfi_adjust_cfa_offset 8",
         ".cfi_rel_offset r15, 0",
-        // 8 bytes for the floating-point control state; rsp is now 16-aligned.
+        // 8 bytes of padding: rsp is now 16-aligned, as f's call needs.
         "sub rsp, 8",
         ".cfi_adjust_cfa_offset 8",
-        "stmxcsr [rsp]",
-        "fnstcw [rsp + 4]",
         // f(ctx = rsp, a, b, c): a, b and c are already in rsi, rdx, rcx.
         "mov rax, rdi",
         "mov rdi, rsp",
@@ -99,8 +110,11 @@ pub unsafe extern "C-unwind" fn resume_context(ctx: *mut u8) -> ! {
         // Nothing to unwind to: this function never returns to its caller.
         ".cfi_undefined rip",
         "mov rsp, rdi",
-        "ldmxcsr [rsp]",
-        "fldcw [rsp + 4]",
+        // Rust's default floating-point environment (module docs): MXCSR
+        // with every exception masked, round to nearest, no flush to zero;
+        // the x87 control word likewise (all masked, 64-bit precision).
+        "ldmxcsr [rip + {mxcsr}]",
+        "fldcw [rip + {fcw}]",
         "add rsp, 8",
         "pop r15",
         "pop r14",
@@ -111,8 +125,17 @@ pub unsafe extern "C-unwind" fn resume_context(ctx: *mut u8) -> ! {
         // Returns from the save_context_and_call that made the record.
         "ret",
         ".cfi_endproc",
+        mxcsr = sym DEFAULT_MXCSR,
+        fcw = sym DEFAULT_X87_CONTROL_WORD,
     )
 }
+
+/// MXCSR in the default floating-point environment: all six exceptions
+/// masked, round to nearest, flush-to-zero and denormals-are-zero off.
+static DEFAULT_MXCSR: u32 = 0x1f80;
+/// The x87 control word in the default environment: all exceptions masked,
+/// 64-bit mantissa, round to nearest.
+static DEFAULT_X87_CONTROL_WORD: u16 = 0x037f;
 
 /// Calls `f(a, b)` with the stack pointer at `stack_top` (aligned down to 16
 /// bytes), then returns to the original stack. (The scheduler enters its
@@ -260,8 +283,53 @@ mod tests {
         trace(3);
         assert_eq!(TRACE.with(|t| t.get()), 123);
         assert_eq!(std::hint::black_box(canary), 0xdead_beef);
-        assert_eq!(read_mxcsr(), fp_before);
+        assert_eq!(read_mxcsr() & MXCSR_CONTROL_BITS, fp_before & MXCSR_CONTROL_BITS);
     }
+
+    // Resume from a place whose floating-point environment is not the
+    // default (rounding toward zero, flush to zero): the context continues in
+    // the default one. The switch is one asm block, so no Rust code runs in
+    // the other environment.
+    unsafe extern "C-unwind" fn save_then_leave_odd_fp(ctx: *mut u8, stack_top: usize, _: usize, _: usize) {
+        SAVED.with(|s| s.set(ctx as usize));
+        unsafe { start_on_stack(stack_top, resume_with_odd_fp, 0, 0) }
+    }
+
+    unsafe extern "C-unwind" fn resume_with_odd_fp(_: usize, _: usize) {
+        let ctx = SAVED.with(|s| s.get());
+        let odd_mxcsr: u32 = 0x1f80 | 0x6000 | 0x8000;
+        let odd_fcw: u16 = 0x0c7f;
+        unsafe {
+            std::arch::asm!(
+                "ldmxcsr [{m}]",
+                "fldcw [{f}]",
+                "jmp {resume}",
+                m = in(reg) &odd_mxcsr,
+                f = in(reg) &odd_fcw,
+                resume = sym resume_context,
+                in("rdi") ctx,
+                options(noreturn),
+            )
+        }
+    }
+
+    #[test]
+    #[inline(never)]
+    fn a_context_resumes_in_the_default_floating_point_environment() {
+        let stack = TestStack::new();
+        unsafe { save_context_and_call(save_then_leave_odd_fp, stack.top(), 0, 0) };
+        assert_eq!(read_mxcsr() & MXCSR_CONTROL_BITS, 0x1f80);
+        assert_eq!(read_x87_control_word(), 0x037f);
+    }
+
+    fn read_x87_control_word() -> u16 {
+        let mut v = 0u16;
+        unsafe { std::arch::asm!("fnstcw [{}]", in(reg) &mut v) };
+        v
+    }
+
+    /// MXCSR without its six sticky exception flags.
+    const MXCSR_CONTROL_BITS: u32 = !0x3f;
 
     // Move the frames: copy [ctx, frame top) out, scribble over it, copy it
     // back at the same address, resume. This is what suspend/resume and a

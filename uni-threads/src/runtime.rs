@@ -12,7 +12,7 @@ use crate::collective;
 use crate::config::fmt_size;
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack};
-use crate::deque::{self, ArenaOwnWords, Deque};
+use crate::deque::{self, ArenaOwnWords, Deque, Thieves};
 use crate::future::{CellPool, CellRef, CELL_SIZE, MAX_RESULT_SIZE};
 use crate::rdma::RdmaAlloc;
 use crate::scheduler;
@@ -140,6 +140,7 @@ impl Runtime {
                     ArenaOwnWords::new(gasnet, atomics),
                     config.deque_capacity,
                     config.steal_protocol,
+                    if ranks > 1 { Thieves::Possible } else { Thieves::None },
                 ),
                 CellPool::new(&layout, rank),
                 Attention::new(poll_interval),

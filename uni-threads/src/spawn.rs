@@ -107,12 +107,13 @@ where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
-    if worker_in_task().deque.is_empty() {
+    let tail = worker_in_task().deque.tail();
+    if tail == 0 {
         // SAFETY: as for this call.
         return unsafe { do_spawn_bottom::<F, T>(ctx, f, top, cell) };
     }
     // SAFETY: as for this call.
-    unsafe { child::<F, T, false>(ctx, f, top, cell) }
+    unsafe { child::<F, T, false>(ctx, f, top, cell, tail) }
 }
 
 /// [`do_spawn`] when the deque is empty: the parent's entry becomes the
@@ -130,7 +131,7 @@ where
     T: Copy + 'static,
 {
     // SAFETY: as for this call.
-    unsafe { child::<F, T, true>(ctx, f, top, cell) }
+    unsafe { child::<F, T, true>(ctx, f, top, cell, 0) }
 }
 
 /// Pushes the parent, runs the child, completes its cell, and returns into
@@ -138,9 +139,10 @@ where
 ///
 /// # Safety
 /// As for [`do_spawn`] (`ctx` the parent's record, `f` its task, `top` its
-/// frames' top, `cell` a cell of this rank allocated for this child).
+/// frames' top, `cell` a cell of this rank allocated for this child), and
+/// `tail` is the deque's tail now.
 #[inline(always)]
-unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, f: usize, top: usize, cell: usize)
+unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, f: usize, top: usize, cell: usize, tail: u64)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
@@ -160,7 +162,7 @@ where
     let pushed = if BOTTOM {
         w.deque.push_bottom(entry)
     } else {
-        w.deque.push(entry)
+        w.deque.push_at(tail, entry)
     };
     if !pushed {
         fatal::deque_overflow(w.deque.capacity());
@@ -188,9 +190,15 @@ where
     // The child may have moved to another process: fetch the worker again.
     let w = worker_in_task();
     if w.deque.pop().is_some() {
-        // The parent is still here: complete and return into it.
-        // SAFETY: run_task_into wrote a T (or ended the job).
-        complete(cell, unsafe { value.assume_init_ref() });
+        // The parent is still here, and so is its cell: entries never move
+        // between deques, so the popped one (the parent's: a waiter resumes
+        // only into the deque it left, or an empty one) is on the rank that
+        // pushed it, where the spawn allocated the cell. Complete it and
+        // return into the parent.
+        debug_assert_eq!(cell.rank, w.rank);
+        // SAFETY: run_task_into wrote a T (or ended the job); T fits
+        // (Fits::OK in spawn); this child is the cell's one completer.
+        unsafe { cell.complete_local(value.assume_init_ref()) };
         return;
     }
     // The parent runs elsewhere: what this task wrote to global memory
@@ -275,7 +283,7 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
         let w = worker_in_task();
         if cell.rank == w.rank {
             let state = cell.state_local();
-            if state & 1 == 1 {
+            if state == crate::future::DONE || state == crate::future::DONE_REMOTE {
                 if state == crate::future::DONE_REMOTE {
                     // The task finished on another process: an acquire
                     // point for global memory.

@@ -23,8 +23,11 @@
 //!    (step 4): the oldest continuation is the most work, and a thief can
 //!    take it even while the owner runs a long task that neither spawns
 //!    nor polls (which it could not, had it to wait for the owner to expose
-//!    it). One atomic each time the deque fills from empty: at one rank a
-//!    few per run (the root thread's spawns), not per spawn.
+//!    it). One atomic store (step 4, `s == 0`) each time the deque fills
+//!    from empty, and one fetch-and-add when that entry is popped back
+//!    (step 3): in a divide-and-conquer run a few per run (the root
+//!    thread's spawns), not per spawn. In a one-rank job there is no thief
+//!    ([`Thieves::None`]) and the bottom entry stays private too.
 //! 2. **pop**, while `tail > split` (the newest entry is private): `tail - 1`
 //!    and take it. No atomics, no fence: no thief can claim an index at or
 //!    above `split`, and only the owner moves `split`.
@@ -38,7 +41,13 @@
 //!    attention word, which the owner checks at every spawn): if an entry is
 //!    private, compare-and-swap `(h, s)` into `(min(h, s), s + 1)`, with
 //!    release ordering (the entry's write happens before). One entry per
-//!    request: the oldest private one, the biggest piece of work.
+//!    request: the oldest private one, the biggest piece of work. When
+//!    `s == 0` (the bottom push, or a request to a rank whose entries are
+//!    all private from the bottom) the new word is `(0, 1)` whatever `h` is,
+//!    so an atomic store (release) writes it: the claims it overwrites saw
+//!    `split == 0` and failed, and failed claims are only counted by the
+//!    excess of `head` over `split`, which the store resets as the
+//!    compare-and-swap would.
 //!
 //! Thief:
 //! 1. (empty check, optional) read `(h, s)`; if `h >= s` nothing is shared:
@@ -198,11 +207,23 @@ pub(crate) trait VictimWords {
 // The owner
 // ---------------------------------------------------------------------------
 
+/// Whether other processes can steal from this deque at all.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Thieves {
+    /// Other ranks exist: the split protocol shares the bottom entry at its
+    /// push (owner, 1.).
+    Possible,
+    /// A one-rank job: nothing is ever claimed, so nothing is shared unless
+    /// asked (and no one asks). Every push and pop is private.
+    None,
+}
+
 /// The owner's view of its deque.
 pub struct Deque<W> {
     words: W,
     capacity: u64,
     protocol: Protocol,
+    thieves: Thieves,
     /// The owner's copy of `split`: pops above it need no atomics. Under the
     /// paper's protocol `u64::MAX`, so that every pop takes its THE path.
     split: Cell<u64>,
@@ -210,12 +231,13 @@ pub struct Deque<W> {
 
 impl<W: OwnWords> Deque<W> {
     /// A deque over `words`, which must be zeroed (empty).
-    pub(crate) fn new(words: W, capacity: usize, protocol: Protocol) -> Deque<W> {
+    pub(crate) fn new(words: W, capacity: usize, protocol: Protocol, thieves: Thieves) -> Deque<W> {
         assert!(capacity <= MAX_CAPACITY, "deque capacity above {MAX_CAPACITY}");
         Deque {
             words,
             capacity: capacity as u64,
             protocol,
+            thieves,
             split: Cell::new(match protocol {
                 Protocol::Split => 0,
                 Protocol::Paper => u64::MAX,
@@ -239,7 +261,15 @@ impl<W: OwnWords> Deque<W> {
     #[inline(always)]
     #[must_use]
     pub fn push(&self, e: Entry) -> bool {
-        let t = self.words.tail().load(Ordering::Relaxed);
+        self.push_at(self.tail(), e)
+    }
+
+    /// [`Deque::push`] with the tail the caller has just read
+    /// ([`Deque::tail`]; only the owner writes it).
+    #[must_use]
+    #[inline(always)]
+    pub fn push_at(&self, t: u64, e: Entry) -> bool {
+        debug_assert_eq!(t, self.tail());
         if t >= self.capacity {
             return false;
         }
@@ -252,14 +282,17 @@ impl<W: OwnWords> Deque<W> {
     }
 
     /// Pushes the bottom entry (the deque is empty), which the split
-    /// protocol shares at once (1.). Returns false when the deque is full.
+    /// protocol shares at once (1.) where thieves are possible. Returns
+    /// false when the deque is full.
     #[must_use]
     pub fn push_bottom(&self, e: Entry) -> bool {
         debug_assert!(self.is_empty());
         if !self.push(e) {
             return false;
         }
-        self.expose();
+        if self.thieves == Thieves::Possible {
+            self.expose();
+        }
         true
     }
 
@@ -325,6 +358,15 @@ impl<W: OwnWords> Deque<W> {
         let s = self.split.get();
         if self.protocol != Protocol::Split || self.words.tail().load(Ordering::Relaxed) <= s {
             return false;
+        }
+        if s == 0 {
+            // The new word does not depend on the old one (min(h, 0) = 0):
+            // one atomic store instead of a load and a compare-and-swap.
+            // Claims before it saw split 0 and failed; their head
+            // increments are dropped with them (step 4).
+            self.words.split_store(pack(0, 1));
+            self.split.set(1);
+            return true;
         }
         let mut old = self.words.split_load();
         loop {
@@ -415,7 +457,13 @@ impl<W: OwnWords> Deque<W> {
     /// Whether no entry is in the deque (owner's view: after a pop found
     /// nothing, both protocols have reset to empty).
     pub fn is_empty(&self) -> bool {
-        self.words.tail().load(Ordering::Relaxed) == 0
+        self.tail() == 0
+    }
+
+    /// The number of entries pushed and not popped (the `tail` index).
+    #[inline(always)]
+    pub fn tail(&self) -> u64 {
+        self.words.tail().load(Ordering::Relaxed)
     }
 }
 

@@ -169,7 +169,7 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
         })
         .collect();
 
-    let dq = Deque::new(Own(words.clone()), CAPACITY, protocol);
+    let dq = Deque::new(Own(words.clone()), CAPACITY, protocol, Thieves::Possible);
     let mut rng = seed;
     let mut stack: Vec<u64> = Vec::new();
     let mut popped = Vec::new();
@@ -267,7 +267,7 @@ fn paper_protocol_hands_each_entry_to_one_side() {
 #[test]
 fn split_claims_fail_until_the_owner_exposes() {
     let words = Words::new();
-    let dq = Deque::new(Own(words.clone()), CAPACITY, Protocol::Split);
+    let dq = Deque::new(Own(words.clone()), CAPACITY, Protocol::Split, Thieves::Possible);
     let v = Thief(words.clone());
     assert!(dq.push_bottom(Entry { ctx: 2, top: 3 }));
     for id in [4, 6] {
@@ -297,4 +297,36 @@ fn split_claims_fail_until_the_owner_exposes() {
     assert_eq!(dq.pop(), None, "the rest was stolen");
     assert!(dq.is_empty());
     assert_eq!(unpack(words.packed.load(SeqCst)), (0, 0), "the deque starts over");
+}
+
+#[test]
+fn expose_from_the_bottom_resets_failed_claims() {
+    // Failed claims on an empty deque inflate head; the bottom push's
+    // store (split 0 -> 1) resets it, so the next claim takes entry 0.
+    let words = Words::new();
+    let dq = Deque::new(Own(words.clone()), CAPACITY, Protocol::Split, Thieves::Possible);
+    let v = Thief(words.clone());
+    let mut t = ClaimTimes::default();
+    for _ in 0..3 {
+        assert_eq!(claim(&v, Protocol::Split, false, || 0, &mut t), Err(Miss::ClaimFailed));
+    }
+    assert_eq!(unpack(words.packed.load(SeqCst)), (3, 0));
+    assert!(dq.push_bottom(Entry { ctx: 2, top: 3 }));
+    assert_eq!(unpack(words.packed.load(SeqCst)), (0, 1));
+    let c = claim(&v, Protocol::Split, false, || 0, &mut t).unwrap();
+    assert_eq!((c.index, c.entry.ctx), (0, 2));
+    release(&v, Protocol::Split, &c);
+    assert_eq!(dq.pop(), None, "the bottom entry was stolen");
+    assert_eq!(unpack(words.packed.load(SeqCst)), (0, 0));
+}
+
+#[test]
+fn a_deque_without_thieves_keeps_its_bottom_entry_private() {
+    let words = Words::new();
+    let dq = Deque::new(Own(words.clone()), CAPACITY, Protocol::Split, Thieves::None);
+    assert!(dq.push_bottom(Entry { ctx: 2, top: 3 }));
+    assert_eq!(unpack(words.packed.load(SeqCst)), (0, 0), "nothing shared");
+    assert_eq!(dq.pop().map(|e| e.ctx), Some(2));
+    assert_eq!(unpack(words.packed.load(SeqCst)), (0, 0), "a private pop: no atomic");
+    assert!(dq.is_empty());
 }
