@@ -30,9 +30,9 @@
 //! scheduler are Rust code, so at every save the state is the default one.
 //! [`resume_context`] loads that default, so a context resumes in it even if
 //! foreign code the scheduler called (GASNet, a signal handler) left another.
-//! Saving it cost more than the rest of the switch: `stmxcsr` waits for
-//! every floating-point instruction in flight (their status flags), about 8
-//! cycles per spawn after arithmetic, ~10% of NQueens' time at one rank.
+//! Saving it was not free: `stmxcsr` waits for every floating-point
+//! instruction in flight (their status flags), about 8 cycles per spawn
+//! after arithmetic; NQueens at one rank ran ~3% faster without it.
 
 use std::arch::naked_asm;
 
