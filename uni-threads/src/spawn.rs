@@ -107,13 +107,12 @@ where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
-    let tail = worker_in_task().deque.tail();
-    if tail == 0 {
+    if worker_in_task().deque.is_empty() {
         // SAFETY: as for this call.
         return unsafe { do_spawn_bottom::<F, T>(ctx, f, top, cell) };
     }
     // SAFETY: as for this call.
-    unsafe { child::<F, T, false>(ctx, f, top, cell, tail) }
+    unsafe { child::<F, T, false>(ctx, f, top, cell) }
 }
 
 /// [`do_spawn`] when the deque is empty: the parent's entry becomes the
@@ -131,7 +130,7 @@ where
     T: Copy + 'static,
 {
     // SAFETY: as for this call.
-    unsafe { child::<F, T, true>(ctx, f, top, cell, 0) }
+    unsafe { child::<F, T, true>(ctx, f, top, cell) }
 }
 
 /// Pushes the parent, runs the child, completes its cell, and returns into
@@ -139,10 +138,9 @@ where
 ///
 /// # Safety
 /// As for [`do_spawn`] (`ctx` the parent's record, `f` its task, `top` its
-/// frames' top, `cell` a cell of this rank allocated for this child), and
-/// `tail` is the deque's tail now.
+/// frames' top, `cell` a cell of this rank allocated for this child).
 #[inline(always)]
-unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, f: usize, top: usize, cell: usize, tail: u64)
+unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, f: usize, top: usize, cell: usize)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
@@ -162,7 +160,7 @@ where
     let pushed = if BOTTOM {
         w.deque.push_bottom(entry)
     } else {
-        w.deque.push_at(tail, entry)
+        w.deque.push(entry)
     };
     if !pushed {
         fatal::deque_overflow(w.deque.capacity());
@@ -283,7 +281,7 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
         let w = worker_in_task();
         if cell.rank == w.rank {
             let state = cell.state_local();
-            if state == crate::future::DONE || state == crate::future::DONE_REMOTE {
+            if state & 1 == 1 {
                 if state == crate::future::DONE_REMOTE {
                     // The task finished on another process: an acquire
                     // point for global memory.

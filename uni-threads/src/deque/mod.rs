@@ -261,15 +261,7 @@ impl<W: OwnWords> Deque<W> {
     #[inline(always)]
     #[must_use]
     pub fn push(&self, e: Entry) -> bool {
-        self.push_at(self.tail(), e)
-    }
-
-    /// [`Deque::push`] with the tail the caller has just read
-    /// ([`Deque::tail`]; only the owner writes it).
-    #[must_use]
-    #[inline(always)]
-    pub fn push_at(&self, t: u64, e: Entry) -> bool {
-        debug_assert_eq!(t, self.tail());
+        let t = self.words.tail().load(Ordering::Relaxed);
         if t >= self.capacity {
             return false;
         }
@@ -457,13 +449,7 @@ impl<W: OwnWords> Deque<W> {
     /// Whether no entry is in the deque (owner's view: after a pop found
     /// nothing, both protocols have reset to empty).
     pub fn is_empty(&self) -> bool {
-        self.tail() == 0
-    }
-
-    /// The number of entries pushed and not popped (the `tail` index).
-    #[inline(always)]
-    pub fn tail(&self) -> u64 {
-        self.words.tail().load(Ordering::Relaxed)
+        self.words.tail().load(Ordering::Relaxed) == 0
     }
 }
 
