@@ -18,7 +18,11 @@ use serde_json::{json, Map};
 use uat::global::GlobalSlice;
 use uat_bench::{Common, Harness};
 
+mod leaf;
 mod merge;
+#[cfg(target_arch = "x86_64")]
+mod network;
+use leaf::sort_leaf;
 use merge::merge_serial;
 
 /// Sorts N pseudo-random u64 in global memory (cilksort).
@@ -128,7 +132,7 @@ fn merge<const SEQ: bool>(a: GlobalSlice<u64>, b: GlobalSlice<u64>, dest: Global
 fn cilksort<const SEQ: bool>(a: GlobalSlice<u64>, tmp: GlobalSlice<u64>, cut: Cut) {
     let n = a.len();
     if n <= cut.sort {
-        a.update(|x| x.sort_unstable());
+        a.update(sort_leaf);
         return;
     }
     let q = n / 4;
