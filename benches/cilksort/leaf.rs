@@ -42,11 +42,10 @@ pub fn sort_leaf(x: &mut [u64]) {
     x.sort_unstable()
 }
 
-// Used by the AVX-512 path only.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// Merges the sorted runs of `run` keys in `x` (the last may be shorter)
 /// pairwise, back and forth between `x` and `scratch` (as long), until `x`
-/// is one sorted run.
+/// is one sorted run. (For the AVX-512 path, which sorts the runs.)
+#[cfg(target_arch = "x86_64")]
 fn merge_runs(x: &mut [u64], scratch: &mut [u64], mut run: usize) {
     let mut in_x = true;
     while run < x.len() {
@@ -63,8 +62,8 @@ fn merge_runs(x: &mut [u64], scratch: &mut [u64], mut run: usize) {
     }
 }
 
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 /// One pass: each pair of runs of `src` merged into the same place in `dst`.
+#[cfg(target_arch = "x86_64")]
 fn merge_pass(src: &[u64], dst: &mut [u64], run: usize) {
     for (s, d) in src.chunks(2 * run).zip(dst.chunks_mut(2 * run)) {
         let (a, b) = s.split_at(run.min(s.len()));
@@ -76,13 +75,7 @@ fn merge_pass(src: &[u64], dst: &mut [u64], run: usize) {
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use crate::network::sort64;
-
-    /// The lanes below `n` (at most 8).
-    #[inline(always)]
-    fn lanes(n: usize) -> __mmask8 {
-        ((1u32 << n) - 1) as __mmask8
-    }
+    use crate::network::{lanes, load_padded, sort64};
 
     /// Sorts each block of 64 keys of `x` (the last one may be shorter).
     ///
@@ -92,21 +85,16 @@ mod avx512 {
     pub(super) unsafe fn sort_blocks(x: &mut [u64]) {
         for block in x.chunks_mut(64) {
             let n = block.len();
-            let p = block.as_mut_ptr();
-            let mut r = [_mm512_setzero_si512(); 8];
-            for (k, v) in r.iter_mut().enumerate() {
-                let m = n.saturating_sub(8 * k).min(8);
-                // SAFETY: the offset is at most the block's length, and the
-                // masked load touches only the `m` keys there.
-                *v = _mm512_mask_loadu_epi64(_mm512_set1_epi64(-1), lanes(m), p.add((8 * k).min(n)).cast());
-            }
+            // SAFETY (loads): AVX-512F; each offset is at most n.
+            let mut r = std::array::from_fn(|k| load_padded(block, (8 * k).min(n)).0);
             // The padding keys (u64::MAX) sort last, or tie with real keys:
             // the first n keys sorted are the block's.
             sort64(&mut r);
             for (k, v) in r.iter().enumerate() {
-                let m = n.saturating_sub(8 * k).min(8);
-                // SAFETY: as the load.
-                _mm512_mask_storeu_epi64(p.add((8 * k).min(n)).cast(), lanes(m), *v);
+                let (at, m) = ((8 * k).min(n), n.saturating_sub(8 * k).min(8));
+                // SAFETY: the masked store writes only the `m` keys of the
+                // block from `at`, which load_padded read there.
+                _mm512_mask_storeu_epi64(block.as_mut_ptr().add(at).cast(), lanes(m), *v);
             }
         }
     }

@@ -161,29 +161,7 @@ mod avx512 {
     use std::arch::x86_64::*;
 
     use super::split;
-    use crate::network::merge_registers;
-
-    /// The lanes below `n` (at most 8).
-    #[inline(always)]
-    fn lanes(n: usize) -> __mmask8 {
-        ((1u32 << n) - 1) as __mmask8
-    }
-
-    /// The next block of `s` from `at` (`at <= s.len()`), padded with
-    /// `u64::MAX`, and how many of its keys are real.
-    ///
-    /// # Safety
-    /// The CPU has AVX-512F, and `at <= s.len()`.
-    #[inline(always)]
-    unsafe fn load_padded(s: &[u64], at: usize) -> (__m512i, usize) {
-        debug_assert!(at <= s.len());
-        let n = (s.len() - at).min(8);
-        // SAFETY: `at <= s.len()`, so the pointer is in the slice or one
-        // past its end, and the masked load touches only its first `n`
-        // (in-bounds) lanes.
-        let v = _mm512_mask_loadu_epi64(_mm512_set1_epi64(-1), lanes(n), s.as_ptr().add(at).cast());
-        (v, n)
-    }
+    use crate::network::{lanes, load_padded, merge_registers};
 
     /// The upper `n` lanes (at most 8).
     #[inline(always)]

@@ -1,6 +1,6 @@
-//! Sorting networks on AVX-512 registers (`__m512i`, eight u64 keys each):
-//! the pieces cilksort's merge ([`crate::merge`]) and leaf sort
-//! ([`crate::leaf`]) are built from. A run of `8 × N` keys lives in `N`
+//! Sorting networks on AVX-512 registers (`__m512i`, eight u64 keys each),
+//! and the padded block load: the pieces cilksort's merge
+//! ([`crate::merge`]) and leaf sort ([`crate::leaf`]) are built from. A run of `8 × N` keys lives in `N`
 //! registers, in register order and then lane order.
 //!
 //! Every function here is `#[inline(always)]` and needs AVX-512F: callers
@@ -9,6 +9,28 @@
 //! intrinsics).
 
 use std::arch::x86_64::*;
+
+/// The lanes below `n` (at most 8).
+#[inline(always)]
+pub(crate) fn lanes(n: usize) -> __mmask8 {
+    ((1u32 << n) - 1) as __mmask8
+}
+
+/// The next block of `s` from `at` (`at <= s.len()`), padded with
+/// `u64::MAX`, and how many of its keys are real.
+///
+/// # Safety
+/// The CPU has AVX-512F, and `at <= s.len()`.
+#[inline(always)]
+pub(crate) unsafe fn load_padded(s: &[u64], at: usize) -> (__m512i, usize) {
+    debug_assert!(at <= s.len());
+    let n = (s.len() - at).min(8);
+    // SAFETY: `at <= s.len()`, so the pointer is in the slice or one past
+    // its end, and the masked load touches only its first `n` (in-bounds)
+    // lanes.
+    let v = _mm512_mask_loadu_epi64(_mm512_set1_epi64(-1), lanes(n), s.as_ptr().add(at).cast());
+    (v, n)
+}
 
 /// Sorts the bitonic sequence in `v` ascending: compare-exchange at
 /// distances 4, 2, 1 (each: swap partners, min, max, keep the min in the
