@@ -36,14 +36,19 @@
 
 use std::arch::naked_asm;
 
-/// A function run by [`save_context_and_call`]: `f(ctx, a, b, c)`.
-pub type ContextFn = unsafe extern "C-unwind" fn(ctx: *mut u8, a: usize, b: usize, c: usize);
+/// One argument register that [`save_context_and_call`] passes through
+/// untouched. It may hold uninitialized bytes: a piece of a task's closure,
+/// padding included (`task_words`).
+pub type Word = std::mem::MaybeUninit<usize>;
+
+/// A function run by [`save_context_and_call`]: `f(ctx, a, b, c, d, e)`.
+pub type ContextFn = unsafe extern "C-unwind" fn(ctx: *mut u8, a: Word, b: Word, c: Word, d: Word, e: Word);
 
 /// A function run by [`call_on_stack`]: `f(a, b)`.
 pub type StackFn = unsafe extern "C-unwind" fn(a: usize, b: usize);
 
 /// Saves the caller's context as a record on the current stack and calls
-/// `f(ctx, a, b, c)` just below it. Returns when `f` returns, or when anyone
+/// `f(ctx, a, b, c, d, e)` just below it. Returns when `f` returns, or when anyone
 /// calls `resume_context(ctx)` (with the frames above `ctx` in place), on
 /// this or another process.
 ///
@@ -52,7 +57,7 @@ pub type StackFn = unsafe extern "C-unwind" fn(a: usize, b: usize);
 /// or never return; if it does not return, the caller continues only
 /// through `resume_context(ctx)`.
 #[unsafe(naked)]
-pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: usize, b: usize, c: usize) {
+pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: Word, b: Word, c: Word, d: Word, e: Word) {
     naked_asm!(
         ".cfi_startproc",
         // On entry rsp = 16k + 8: the return address is at [rsp].
@@ -77,7 +82,8 @@ pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: usize, b:
         // 8 bytes of padding: rsp is now 16-aligned, as f's call needs.
         "sub rsp, 8",
         ".cfi_adjust_cfa_offset 8",
-        // f(ctx = rsp, a, b, c): a, b and c are already in rsi, rdx, rcx.
+        // f(ctx = rsp, a, b, c, d, e): a to e are already in rsi, rdx,
+        // rcx, r8 and r9.
         "mov rax, rdi",
         "mov rdi, rsp",
         "call rax",
@@ -210,9 +216,15 @@ mod tests {
         TRACE.with(|t| t.set(t.get() * 10 + step));
     }
 
-    unsafe extern "C-unwind" fn returns_normally(ctx: *mut u8, a: usize, b: usize, c: usize) {
+    fn w(x: usize) -> Word {
+        Word::new(x)
+    }
+
+    unsafe extern "C-unwind" fn returns_normally(ctx: *mut u8, a: Word, b: Word, c: Word, d: Word, e: Word) {
         assert_eq!(ctx as usize % 16, 0, "the record is 16-byte aligned");
-        trace(a as u64 + b as u64 + c as u64);
+        // SAFETY: the test passes every argument initialized.
+        let [a, b, c, d, e] = [a, b, c, d, e].map(|x| unsafe { x.assume_init() });
+        trace((a + 10 * b + 100 * c + 1000 * d + 10_000 * e) as u64);
     }
 
     #[test]
@@ -220,8 +232,8 @@ mod tests {
     fn save_and_call_returns_normally_with_registers_intact() {
         let keep = std::hint::black_box([1u64, 2, 3, 4, 5, 6, 7, 8]);
         TRACE.with(|t| t.set(0));
-        unsafe { save_context_and_call(returns_normally, 2, 3, 4) };
-        assert_eq!(TRACE.with(|t| t.get()), 9, "a, b and c arrive");
+        unsafe { save_context_and_call(returns_normally, w(1), w(2), w(3), w(4), w(5)) };
+        assert_eq!(TRACE.with(|t| t.get()), 54_321, "a to e arrive, in order");
         assert_eq!(std::hint::black_box(keep), [1, 2, 3, 4, 5, 6, 7, 8]);
     }
 
@@ -260,7 +272,9 @@ mod tests {
 
     // Suspend: save a context, jump away (to another stack) without
     // returning, then resume the saved context from there.
-    unsafe extern "C-unwind" fn save_then_leave(ctx: *mut u8, stack_top: usize, _: usize, _: usize) {
+    unsafe extern "C-unwind" fn save_then_leave(ctx: *mut u8, stack_top: Word, _: Word, _: Word, _: Word, _: Word) {
+        // SAFETY: the test passes it initialized.
+        let stack_top = unsafe { stack_top.assume_init() };
         SAVED.with(|s| s.set(ctx as usize));
         trace(1);
         unsafe { start_on_stack(stack_top, resume_from_elsewhere, 0, 0) }
@@ -279,7 +293,7 @@ mod tests {
         let canary = std::hint::black_box(0xdead_beef_u64);
         let fp_before = read_mxcsr();
         TRACE.with(|t| t.set(0));
-        unsafe { save_context_and_call(save_then_leave, stack.top(), 0, 0) };
+        unsafe { save_context_and_call(save_then_leave, w(stack.top()), w(0), w(0), w(0), w(0)) };
         trace(3);
         assert_eq!(TRACE.with(|t| t.get()), 123);
         assert_eq!(std::hint::black_box(canary), 0xdead_beef);
@@ -290,7 +304,16 @@ mod tests {
     // default (rounding toward zero, flush to zero): the context continues in
     // the default one. The switch is one asm block, so no Rust code runs in
     // the other environment.
-    unsafe extern "C-unwind" fn save_then_leave_odd_fp(ctx: *mut u8, stack_top: usize, _: usize, _: usize) {
+    unsafe extern "C-unwind" fn save_then_leave_odd_fp(
+        ctx: *mut u8,
+        stack_top: Word,
+        _: Word,
+        _: Word,
+        _: Word,
+        _: Word,
+    ) {
+        // SAFETY: the test passes it initialized.
+        let stack_top = unsafe { stack_top.assume_init() };
         SAVED.with(|s| s.set(ctx as usize));
         unsafe { start_on_stack(stack_top, resume_with_odd_fp, 0, 0) }
     }
@@ -317,7 +340,7 @@ mod tests {
     #[inline(never)]
     fn a_context_resumes_in_the_default_floating_point_environment() {
         let stack = TestStack::new();
-        unsafe { save_context_and_call(save_then_leave_odd_fp, stack.top(), 0, 0) };
+        unsafe { save_context_and_call(save_then_leave_odd_fp, w(stack.top()), w(0), w(0), w(0), w(0)) };
         assert_eq!(read_mxcsr() & MXCSR_CONTROL_BITS, 0x1f80);
         assert_eq!(read_x87_control_word(), 0x037f);
     }
@@ -336,7 +359,9 @@ mod tests {
     // steal do to a thread's frames.
     static mut COPY: [u8; 4096] = [0; 4096];
 
-    unsafe extern "C-unwind" fn copy_out_and_back(ctx: *mut u8, top: usize, stack_top: usize, _: usize) {
+    unsafe extern "C-unwind" fn copy_out_and_back(ctx: *mut u8, top: Word, stack_top: Word, _: Word, _: Word, _: Word) {
+        // SAFETY: the test passes them initialized.
+        let (top, stack_top) = unsafe { (top.assume_init(), stack_top.assume_init()) };
         SAVED.with(|s| s.set(ctx as usize));
         unsafe { start_on_stack(stack_top, swap_frames, ctx as usize, top) }
     }
@@ -363,7 +388,7 @@ mod tests {
         // The frames of this test function's callers up to the test body lie
         // above; copy them all (up to `top`, a local of the test body).
         let top = TOP.with(|t| t.get());
-        unsafe { save_context_and_call(copy_out_and_back, top, stack_top, 0) };
+        unsafe { save_context_and_call(copy_out_and_back, w(top), w(stack_top), w(0), w(0), w(0)) };
         mine
     }
 
@@ -387,14 +412,14 @@ mod tests {
         v
     }
 
-    unsafe extern "C-unwind" fn panics(_: *mut u8, _: usize, _: usize, _: usize) {
+    unsafe extern "C-unwind" fn panics(_: *mut u8, _: Word, _: Word, _: Word, _: Word, _: Word) {
         panic!("unwinds through save_context_and_call");
     }
 
     #[test]
     fn a_panic_unwinds_through_the_saved_context() {
         // The CFI of save_context_and_call must let the unwinder pass.
-        let r = std::panic::catch_unwind(|| unsafe { save_context_and_call(panics, 0, 0, 0) });
+        let r = std::panic::catch_unwind(|| unsafe { save_context_and_call(panics, w(0), w(0), w(0), w(0), w(0)) });
         assert!(r.is_err());
     }
 }

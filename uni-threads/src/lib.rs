@@ -79,6 +79,7 @@ mod signal_line;
 mod spawn;
 pub mod stats;
 mod steal;
+mod task_words;
 mod tsc;
 mod victim;
 mod worker;

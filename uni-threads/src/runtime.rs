@@ -11,7 +11,7 @@ use crate::attention::Attention;
 use crate::collective;
 use crate::config::fmt_size;
 use crate::config::Config;
-use crate::context::{save_context_and_call, start_on_stack};
+use crate::context::{save_context_and_call, start_on_stack, Word};
 use crate::deque::{self, ArenaOwnWords, Deque, Thieves};
 use crate::future::{CellPool, CellRef, CELL_SIZE, MAX_RESULT_SIZE};
 use crate::rdma::RdmaAlloc;
@@ -434,10 +434,12 @@ where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
+    let (task, cell) = (Word::new(&root as *const F as usize), Word::new(root_cell));
+    let none = Word::uninit();
     // SAFETY: enter_run never returns; this native-stack frame is resumed
     // through main_ctx once the job is over, untouched meanwhile; `root`
     // stays in it until then.
-    unsafe { save_context_and_call(enter_run::<F, T>, &root as *const F as usize, root_cell, 0) };
+    unsafe { save_context_and_call(enter_run::<F, T>, task, cell, none, none, none) };
 }
 
 /// Collective methods of [`Runtime`] run on the thread that started it and
@@ -458,11 +460,13 @@ fn collective_outside_tasks(what: &str) {
     }
 }
 
-unsafe extern "C-unwind" fn enter_run<F, T>(main_ctx: *mut u8, root: usize, root_cell: usize, _: usize)
+unsafe extern "C-unwind" fn enter_run<F, T>(main_ctx: *mut u8, root: Word, root_cell: Word, _: Word, _: Word, _: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
+    // SAFETY: enter passes both initialized.
+    let (root, root_cell) = unsafe { (root.assume_init(), root_cell.assume_init()) };
     let w = worker();
     w.thread.main_ctx.set(main_ctx as usize);
     if w.rank == 0 {

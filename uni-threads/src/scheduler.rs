@@ -14,7 +14,7 @@
 //! Unlike the original implementation, waiters are retried on every pass,
 //! not only after a failed steal: a joiner resumes as soon as it can.
 
-use crate::context::{resume_context, save_context_and_call, start_on_stack};
+use crate::context::{resume_context, save_context_and_call, start_on_stack, Word};
 use crate::fatal;
 use crate::future::CellRef;
 use crate::worker::{worker, Waiter};
@@ -79,17 +79,21 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
 #[inline(never)]
 pub(crate) fn suspend_until_done(cell: CellRef) {
     let top = worker().thread.top.get();
+    let (addr, rank) = (Word::new(cell.addr), Word::new(cell.rank as usize));
     // SAFETY: do_suspend never returns; this thread continues only through
     // resume_context of the saved record, with its frames restored in place.
-    unsafe { save_context_and_call(do_suspend, cell.addr, cell.rank as usize, 0) };
+    unsafe { save_context_and_call(do_suspend, addr, rank, Word::uninit(), Word::uninit(), Word::uninit()) };
     worker().thread.top.set(top);
 }
 
-unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, cell_addr: usize, cell_rank: usize, _: usize) {
+unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, addr: Word, rank: Word, _: Word, _: Word, _: Word) {
     let w = worker();
-    let cell = CellRef {
-        addr: cell_addr,
-        rank: cell_rank as u32,
+    // SAFETY: suspend_until_done passes both initialized.
+    let cell = unsafe {
+        CellRef {
+            addr: addr.assume_init(),
+            rank: rank.assume_init() as u32,
+        }
     };
     w.waiters.suspending.set(Some(Waiter {
         ctx: ctx as usize,

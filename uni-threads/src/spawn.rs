@@ -10,11 +10,12 @@ use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::panic::AssertUnwindSafe;
 
-use crate::context::save_context_and_call;
+use crate::context::{save_context_and_call, Word};
 use crate::deque::Entry;
 use crate::fatal;
 use crate::future::{CellRef, MAX_RESULT_SIZE};
 use crate::scheduler;
+use crate::task_words::{self, TaskWords};
 use crate::worker::{worker_for_task, worker_in_task};
 
 /// The result of a spawned task, to be collected with [`JoinHandle::join`].
@@ -87,13 +88,20 @@ where
         None => scheduler::alloc_cell_slow(),
     };
     let top = w.thread.top.get();
-    // The task goes by reference to where it was built (not moved into an
-    // argument struct first: every copy of a closure that was just written
-    // field by field risks a store-forwarding stall), the cell in a register.
+    // A small task goes in registers (task_words); a larger one by reference
+    // to where it was built (not moved into an argument struct first: every
+    // copy of a closure that was just written field by field risks a
+    // store-forwarding stall).
+    let task = if task_words::fits::<F>() {
+        task_words::pack(&f)
+    } else {
+        [Word::new(&f as *const F as usize), Word::uninit(), Word::uninit()]
+    };
+    let [a, b, c] = task;
     // SAFETY: do_spawn returns normally (leaving the frames above the record
     // untouched) or never (the parent continues elsewhere via its deque
     // entry). `f` outlives the call; do_spawn copies it before it can move.
-    unsafe { save_context_and_call(do_spawn::<F, T>, &f as *const F as usize, top, cell.addr) };
+    unsafe { save_context_and_call(do_spawn::<F, T>, a, b, c, Word::new(top), Word::new(cell.addr)) };
     // Possibly on another process now: fetch the worker again.
     worker_in_task().thread.top.set(top);
     JoinHandle {
@@ -102,17 +110,25 @@ where
     }
 }
 
-unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, f: usize, top: usize, cell: usize)
+/// The child's side of [`spawn`]: `a`, `b`, `c` carry the task (packed by
+/// `task_words`, or `a` its address in the parent's frame), `top` the
+/// parent's frames' top, `cell` the child's result cell.
+///
+/// # Safety
+/// Called only by `spawn` through `save_context_and_call`, with the
+/// arguments above (the task's address valid until this function returns
+/// or the parent's continuation moves).
+unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, top: Word, cell: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
     if worker_in_task().deque.is_empty() {
         // SAFETY: as for this call.
-        return unsafe { do_spawn_bottom::<F, T>(ctx, f, top, cell) };
+        return unsafe { do_spawn_bottom::<F, T>(ctx, a, b, c, top, cell) };
     }
     // SAFETY: as for this call.
-    unsafe { child::<F, T, false>(ctx, f, top, cell) }
+    unsafe { child::<F, T, false>(ctx, [a, b, c], top, cell) }
 }
 
 /// [`do_spawn`] when the deque is empty: the parent's entry becomes the
@@ -124,27 +140,29 @@ where
 /// As for [`do_spawn`].
 #[cold]
 #[inline(never)]
-unsafe extern "C-unwind" fn do_spawn_bottom<F, T>(ctx: *mut u8, f: usize, top: usize, cell: usize)
+unsafe extern "C-unwind" fn do_spawn_bottom<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, top: Word, cell: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
     // SAFETY: as for this call.
-    unsafe { child::<F, T, true>(ctx, f, top, cell) }
+    unsafe { child::<F, T, true>(ctx, [a, b, c], top, cell) }
 }
 
 /// Pushes the parent, runs the child, completes its cell, and returns into
 /// the parent if it is still here.
 ///
 /// # Safety
-/// As for [`do_spawn`] (`ctx` the parent's record, `f` its task, `top` its
-/// frames' top, `cell` a cell of this rank allocated for this child).
+/// As for [`do_spawn`] (`ctx` the parent's record, `task` its task, `top`
+/// its frames' top, `cell` a cell of this rank allocated for this child).
 #[inline(always)]
-unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, f: usize, top: usize, cell: usize)
+unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, task: TaskWords, top: Word, cell: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
+    // SAFETY: spawn passes both initialized.
+    let (top, cell) = unsafe { (top.assume_init(), cell.assume_init()) };
     let w = worker_in_task();
     // The cell was allocated on this rank just now (spawn), before any
     // migration point.
@@ -168,15 +186,21 @@ where
     w.thread.top.set(ctx);
     w.run.counters.update(|c| c.spawns += 1);
     w.note_stack_low(ctx);
-    // The task is copied into this frame only now, after the bookkeeping
-    // above: the parent has just written it, and a load that spans two of
-    // its stores still in the store buffer waits for them (a
+    // A task by reference is copied into this frame only now, after the
+    // bookkeeping above: the parent has just written it, and a load that
+    // spans two of its stores still in the store buffer waits for them (a
     // store-forwarding stall, measured at ~30% of this function in UTS).
-    // SAFETY: `f` points into the parent's live frame (see spawn); the
-    // stores above are to the arena and the worker, not to it. F is Copy:
-    // copying it out leaves nothing to drop there. The copy is this child's
-    // own: the parent's frame does not move with the child.
-    let f = unsafe { std::ptr::read(f as *const F) };
+    let f = if task_words::fits::<F>() {
+        // SAFETY: spawn packed the task (fits).
+        unsafe { task_words::unpack::<F>(task) }
+    } else {
+        // SAFETY: task[0] is the address of `f` in the parent's live frame
+        // (spawn); the stores above are to the arena and the worker, not to
+        // it. F is Copy: copying it out leaves nothing to drop there. The
+        // copy is this child's own: the parent's frame does not move with
+        // the child.
+        unsafe { std::ptr::read(task[0].assume_init() as *const F) }
+    };
 
     // The result is written where the task's body returns it (its return
     // slot), then copied into the cell in pieces no wider than its fields:
