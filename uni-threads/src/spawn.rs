@@ -100,7 +100,8 @@ where
     let [a, b, c] = task;
     // SAFETY: do_spawn returns normally (leaving the frames above the record
     // untouched) or never (the parent continues elsewhere via its deque
-    // entry). `f` outlives the call; do_spawn copies it before it can move.
+    // entry). A task by reference: `f` outlives the call, and do_spawn
+    // copies it before it can move.
     unsafe { save_context_and_call(do_spawn::<F, T>, a, b, c, Word::new(top), Word::new(cell.addr)) };
     // Possibly on another process now: fetch the worker again.
     worker_in_task().thread.top.set(top);
