@@ -3,8 +3,8 @@
 //! A task of at most [`TASK_WORDS`] words, in whole 4-byte pieces, is read
 //! by the parent in 4-byte pieces (a word at a time if it is word-aligned),
 //! passed through the context switch in registers, and written once into
-//! the child's frame. A larger one goes by
-//! reference and the child copies it (`spawn::do_spawn`).
+//! the child's frame. A larger one goes by reference and the child copies
+//! it (`spawn::do_spawn`).
 //!
 //! Why 4-byte pieces: the closure usually copies data the parent has just
 //! written (NQueens' board, one 4-byte field at a time). Copied as one
@@ -113,7 +113,11 @@ mod tests {
 
     #[test]
     fn padding_and_references_travel_too() {
-        // (u8, u64): 7 bytes of padding, read as uninitialized pieces.
+        // 4-aligned with a byte of padding: read in 4-byte pieces, one of
+        // them partly uninitialized.
+        assert_eq!(round_trip((1u8, u32::MAX, 3u16)), (1, u32::MAX, 3));
+        // (u8, u64): word-aligned, 7 bytes of padding, copied a word at a
+        // time.
         assert_eq!(round_trip((3u8, u64::MAX)), (3, u64::MAX));
         static NAME: &str = "static data";
         let (a, b) = (11u8, 12u16);
