@@ -11,20 +11,23 @@
 //! wide load, say 16 bytes over four 4-byte stores still in the store
 //! buffer, the load cannot be forwarded from them and waits until they
 //! reach the cache. Loads no wider than 4 bytes are forwarded from any
-//! store of 4 bytes or more. Each piece goes through `black_box` so that
-//! the compiler cannot merge neighbouring pieces back into one wide load
-//! (it passes each through a 4-byte stack slot: a store and a load that is
-//! forwarded). Measured on the 2-core dev VM (docs/design.md, "A small
-//! task travels in registers"): NQueens 15 at one rank 1.39 → 1.33 of its
-//! `--seq` time; the same path with 8-byte pieces gained almost nothing
-//! (1.37).
+//! store of 4 bytes or more.
+//!
+//! Why the pieces are dealt to the words in turn (see [`slot`]): two
+//! neighbouring pieces packed into one word, `p0 | p1 << 32`, are exactly
+//! what the compiler fuses back into one 8-byte load. Pieces 12 bytes
+//! apart cannot be one load, so the words are built in registers from
+//! 4-byte loads with no barrier: no stack slot (as `black_box` costs), and
+//! nothing that has to treat a piece as an integer (an `asm!` operand
+//! would, and a piece may be padding). Measured on the 2-core dev VM
+//! (docs/design.md, "A small task travels in registers"): NQueens 15 at
+//! one rank, over its `--seq` time, 1.39 by reference, 1.33 with pieces in
+//! order through `black_box`, 1.31 dealt in turn; 8-byte pieces 1.37.
 //!
 //! Pieces are `MaybeUninit`: a closure may have padding, whose bytes are
-//! uninitialized and must never be read as integers (which is also why the
-//! barrier is `black_box`, not an `asm!` register operand: those must be
-//! initialized integers).
+//! uninitialized and must never be read as integers. The words are
+//! `MaybeUninit` too, and only the context switch's registers hold them.
 
-use std::hint::black_box;
 use std::mem::{align_of, size_of, transmute, MaybeUninit};
 
 use crate::context::Word;
@@ -65,16 +68,28 @@ pub(crate) fn pack<F: Copy>(f: &F) -> TaskWords {
         };
         return words;
     }
-    let mut pieces = [MaybeUninit::<u32>::uninit(); PIECES];
+    let mut slots = [MaybeUninit::<u32>::uninit(); PIECES];
     let src = f as *const F as *const MaybeUninit<u32>;
-    for (i, piece) in pieces.iter_mut().enumerate().take(size_of::<F>() / 4) {
+    for i in 0..size_of::<F>() / 4 {
         // SAFETY: piece i lies within `f` (size_of::<F>() is a multiple of 4
         // of at most PIECES pieces: fits); unaligned, as F may be aligned to
         // less than 4; any bytes, padding too, are a valid MaybeUninit.
-        *piece = black_box(unsafe { src.add(i).read_unaligned() });
+        slots[slot(i)] = unsafe { src.add(i).read_unaligned() };
     }
     // SAFETY: two arrays of MaybeUninit of the same size (PIECES * 4 bytes).
-    unsafe { transmute::<[MaybeUninit<u32>; PIECES], TaskWords>(pieces) }
+    unsafe { transmute::<[MaybeUninit<u32>; PIECES], TaskWords>(slots) }
+}
+
+/// 4-byte pieces per word.
+const HALVES: usize = size_of::<Word>() / 4;
+
+/// Where piece `i` of a task travels, as an index of 4-byte slots in
+/// [`TaskWords`]: pieces are dealt to the words in turn (word 0 carries
+/// pieces 0 and 3, word 1 pieces 1 and 4, word 2 pieces 2 and 5), so the
+/// pieces that share a word lie `TASK_WORDS * 4` bytes apart and the
+/// compiler cannot fuse their loads into one.
+const fn slot(i: usize) -> usize {
+    (i % TASK_WORDS) * HALVES + i / TASK_WORDS
 }
 
 /// The task that `words` carry.
@@ -84,10 +99,22 @@ pub(crate) fn pack<F: Copy>(f: &F) -> TaskWords {
 /// value packed and the one returned are both owned, with nothing to drop.
 #[inline(always)]
 pub(crate) unsafe fn unpack<F: Copy>(words: TaskWords) -> F {
-    // SAFETY: the first size_of::<F>() bytes of `words` are a copy of a
-    // valid F (the caller's promise); unaligned, as F may be aligned to more
-    // than a word.
-    unsafe { (words.as_ptr() as *const F).read_unaligned() }
+    if align_of::<F>() >= size_of::<Word>() {
+        // SAFETY: the first size_of::<F>() bytes of `words` are a copy of a
+        // valid F, in order (the caller's promise, and pack's word path);
+        // unaligned, as F may be aligned to more than a word.
+        return unsafe { (words.as_ptr() as *const F).read_unaligned() };
+    }
+    // SAFETY: two arrays of MaybeUninit of the same size (PIECES * 4 bytes).
+    let slots = unsafe { transmute::<TaskWords, [MaybeUninit<u32>; PIECES]>(words) };
+    let mut pieces = [MaybeUninit::<u32>::uninit(); PIECES];
+    for i in 0..size_of::<F>() / 4 {
+        pieces[i] = slots[slot(i)];
+    }
+    // SAFETY: the first size_of::<F>() / 4 pieces are a copy of a valid F,
+    // in order (the caller's promise, and pack's piece path); unaligned, as
+    // F may be aligned to more than 4.
+    unsafe { (pieces.as_ptr() as *const F).read_unaligned() }
 }
 
 #[cfg(test)]
@@ -106,7 +133,14 @@ mod tests {
         assert_eq!(round_trip(7u32), 7);
         assert_eq!(round_trip([1u8, 2, 3, 4]), [1, 2, 3, 4]);
         assert_eq!(round_trip((1u32, 2u64, 3u32)), (1, 2, 3));
-        assert_eq!(round_trip([9u32; 6]), [9; 6]);
+        // Distinct pieces, so that a piece put back in the wrong place
+        // shows: every 4-aligned size up to three words.
+        assert_eq!(round_trip([1u32, 2]), [1, 2]);
+        assert_eq!(round_trip([1u32, 2, 3]), [1, 2, 3]);
+        assert_eq!(round_trip([1u32, 2, 3, 4]), [1, 2, 3, 4]);
+        assert_eq!(round_trip([1u32, 2, 3, 4, 5]), [1, 2, 3, 4, 5]);
+        assert_eq!(round_trip([1u32, 2, 3, 4, 5, 6]), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(round_trip([7u16, 8, 9, 10, 11, 12]), [7, 8, 9, 10, 11, 12]);
         let f = round_trip(|| 5u64);
         assert_eq!(f(), 5);
     }
@@ -123,6 +157,25 @@ mod tests {
         let (a, b) = (11u8, 12u16);
         let f = round_trip(move || (NAME.len(), a as u16 + b));
         assert_eq!(f(), (11, 23));
+    }
+
+    #[test]
+    fn pieces_are_dealt_to_distinct_slots_and_never_share_a_word_with_a_neighbour() {
+        let mut taken = [false; PIECES];
+        for i in 0..PIECES {
+            assert!(!taken[slot(i)], "two pieces in slot {}", slot(i));
+            taken[slot(i)] = true;
+            if i + 1 < PIECES {
+                assert_ne!(
+                    slot(i) / HALVES,
+                    slot(i + 1) / HALVES,
+                    "pieces {i} and {} share a word",
+                    i + 1
+                );
+            }
+        }
+        // The first TASK_WORDS pieces go one to a word.
+        assert_eq!((0..TASK_WORDS).map(slot).collect::<Vec<_>>(), [0, 2, 4]);
     }
 
     #[test]
