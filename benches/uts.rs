@@ -9,6 +9,7 @@
 use clap::Parser;
 use serde_json::{json, Map};
 use sha1::{Digest, Sha1};
+use std::arch::x86_64::{__m128i, _mm_set_epi32, _mm_setzero_si128};
 use uat_bench::{Common, Harness};
 
 /// Counts the nodes of an unbalanced tree (UTS), in parallel with uni-address
@@ -62,7 +63,9 @@ struct Tree {
 
 #[derive(Clone, Copy)]
 struct Node {
-    state: [u8; 20],
+    /// The node's SHA-1 digest as its five 32-bit words (the digest's bytes
+    /// are these words, big-endian).
+    state: [u32; 5],
     height: u32,
 }
 
@@ -84,27 +87,61 @@ impl Counts {
     }
 }
 
+/// SHA-1's initial state (FIPS 180-4, 5.3.1).
+const SHA1_INIT: [u32; 5] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0];
+
 fn root(seed: u32) -> Node {
     let mut msg = [0u8; 20];
     msg[16..].copy_from_slice(&seed.to_be_bytes());
+    let digest: [u8; 20] = Sha1::digest(msg).into();
     Node {
-        state: Sha1::digest(msg).into(),
+        state: std::array::from_fn(|k| u32::from_be_bytes(digest[4 * k..4 * k + 4].try_into().unwrap())),
         height: 0,
     }
 }
 
+/// The child's state: SHA-1 of the parent's 20-byte digest and the index
+/// (big-endian), 24 bytes, which is one padded 64-byte block.
 fn child(parent: &Node, i: u32) -> Node {
-    let mut msg = [0u8; 24];
-    msg[..20].copy_from_slice(&parent.state);
-    msg[20..].copy_from_slice(&i.to_be_bytes());
+    let mut state = SHA1_INIT;
+    sha1::compress(&mut state, &[message_block(&parent.state, i).into()]);
     Node {
-        state: Sha1::digest(msg).into(),
+        state,
         height: parent.height + 1,
     }
 }
 
-fn rand(state: &[u8; 20]) -> u32 {
-    u32::from_be_bytes([state[16], state[17], state[18], state[19]]) & 0x7fff_ffff
+/// The one SHA-1 block of a child's message: the parent's digest, the
+/// index, the 0x80 that ends the message, zeros, and its length (192 bits),
+/// all big-endian.
+///
+/// Each 16-byte quarter is built in a register and stored whole, because
+/// SHA-1 loads the block a quarter at a time: a quarter written in pieces
+/// (as copying the digest bytes and padding into a buffer does) makes each
+/// of those loads span several stores still in the store buffer, which
+/// cannot be forwarded, and the load waits for all of them to reach the
+/// cache — measured at about 9% of this benchmark's serial time.
+fn message_block(digest: &[u32; 5], i: u32) -> [u8; 64] {
+    // Lane 0 of _mm_set_epi32 is the lowest address: each lane holds one
+    // big-endian word, i.e. the native word byte-swapped.
+    let be = |w: u32| w.swap_bytes() as i32;
+    let [d0, d1, d2, d3, d4] = *digest;
+    // SAFETY: SSE2 is part of x86-64, the only platform uat supports.
+    let quarters: [__m128i; 4] = unsafe {
+        [
+            _mm_set_epi32(be(d3), be(d2), be(d1), be(d0)),
+            _mm_set_epi32(0, be(0x8000_0000), be(i), be(d4)),
+            _mm_setzero_si128(),
+            _mm_set_epi32(be(24 * 8), 0, 0, 0),
+        ]
+    };
+    // SAFETY: [__m128i; 4] and [u8; 64] have the same size, and every bit
+    // pattern is a valid [u8; 64].
+    unsafe { std::mem::transmute::<[__m128i; 4], [u8; 64]>(quarters) }
+}
+
+fn rand(state: &[u32; 5]) -> u32 {
+    state[4] & 0x7fff_ffff
 }
 
 impl Tree {
@@ -390,8 +427,8 @@ fn main() {
 mod tests {
     use super::*;
 
-    fn hex(s: &[u8; 20]) -> String {
-        s.iter().map(|b| format!("{b:02x}")).collect()
+    fn hex(s: &[u32; 5]) -> String {
+        s.iter().map(|w| format!("{w:08x}")).collect()
     }
 
     #[test]
@@ -408,6 +445,23 @@ mod tests {
         let c13 = child(&child(&r0, 1), 3);
         assert_eq!(hex(&c13.state), "2a191c070f56124e7f9320dafab1e446b9ed6f9b");
         assert_eq!(rand(&c13.state), 971861915);
+    }
+
+    #[test]
+    fn a_child_state_is_the_sha1_of_its_parents_digest_and_index() {
+        let mut node = root(7);
+        for i in [0u32, 1, 3, 99, 0x8000_0000, u32::MAX] {
+            let mut msg = [0u8; 24];
+            for (k, w) in node.state.iter().enumerate() {
+                msg[4 * k..4 * k + 4].copy_from_slice(&w.to_be_bytes());
+            }
+            msg[20..].copy_from_slice(&i.to_be_bytes());
+            let want: [u8; 20] = Sha1::digest(msg).into();
+            let got = child(&node, i);
+            let got_bytes: Vec<u8> = got.state.iter().flat_map(|w| w.to_be_bytes()).collect();
+            assert_eq!(got_bytes, want, "index {i}");
+            node = got;
+        }
     }
 
     #[test]
