@@ -193,7 +193,7 @@ impl Runtime {
                 &gasnet.host_ranks(),
             ),
             thread: ThreadPlace {
-                top: layout.stack_top().into(),
+                bottom_top: layout.stack_top().into(),
                 sched_stack_top,
                 main_ctx: 0.into(),
             },
@@ -486,7 +486,7 @@ where
     // stays in place while the job runs; F is Copy.
     let f = unsafe { std::ptr::read(root as *const F) };
     let w = worker();
-    w.thread.top.set(w.layout.stack_top());
+    w.thread.bottom_top.set(w.layout.stack_top());
     let value = run_task(f);
     let w = worker();
     w.memory.release(w);

@@ -46,6 +46,11 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
             resume_waiter(waiter);
         }
         if let Some(entry) = w.deque.pop() {
+            if w.deque.is_empty() {
+                // Its thread is now the bottom one (it pushed the oldest
+                // entry, and already had this top then).
+                w.thread.bottom_top.set(entry.top as usize);
+            }
             // SAFETY: its frames are in place; nothing below them is live.
             unsafe { resume_context(entry.ctx as *mut u8) }
         }
@@ -64,6 +69,8 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
                 // at the spawn that pushed this continuation).
                 let w = worker();
                 w.memory.acquire(w);
+                // The deque is empty: the stolen thread is its bottom one.
+                w.thread.bottom_top.set(entry.top as usize);
                 // SAFETY: the stolen frames are in place at their address.
                 unsafe { resume_context(entry.ctx as *mut u8) }
             }
@@ -78,12 +85,17 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
 /// when the thread has been resumed (on this or another process).
 #[inline(never)]
 pub(crate) fn suspend_until_done(cell: CellRef) {
-    let top = worker().thread.top.get();
+    let top = worker().thread_top();
     let (addr, rank) = (Word::new(cell.addr), Word::new(cell.rank as usize));
     // SAFETY: do_suspend never returns; this thread continues only through
     // resume_context of the saved record, with its frames restored in place.
     unsafe { save_context_and_call(do_suspend, addr, rank, Word::uninit(), Word::uninit(), Word::uninit()) };
-    worker().thread.top.set(top);
+    // Resumed into the deque it left (its top is derived from its parent's
+    // entry there) or into an empty one, where it is the bottom thread.
+    let w = worker();
+    if w.deque.is_empty() {
+        w.thread.bottom_top.set(top);
+    }
 }
 
 unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, addr: Word, rank: Word, _: Word, _: Word, _: Word) {
@@ -97,7 +109,7 @@ unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, addr: Word, rank: Word, _: 
     };
     w.waiters.suspending.set(Some(Waiter {
         ctx: ctx as usize,
-        top: w.thread.top.get(),
+        top: w.thread_top(),
         buf: 0,
         cell,
         deque: w.deque_mark(),

@@ -87,7 +87,6 @@ where
         Some(cell) => cell,
         None => scheduler::alloc_cell_slow(),
     };
-    let top = w.thread.top.get();
     // A small task goes in registers (task_words); a larger one by reference
     // to where it was built (not moved into an argument struct first: every
     // copy of a closure that was just written field by field risks a
@@ -102,9 +101,7 @@ where
     // untouched) or never (the parent continues elsewhere via its deque
     // entry). A task by reference: `f` outlives the call, and do_spawn
     // copies it before it can move.
-    unsafe { save_context_and_call(do_spawn::<F, T>, a, b, c, Word::new(top), Word::new(cell.addr)) };
-    // Possibly on another process now: fetch the worker again.
-    worker_in_task().thread.top.set(top);
+    unsafe { save_context_and_call(do_spawn::<F, T>, a, b, c, Word::new(cell.addr), Word::uninit()) };
     JoinHandle {
         cell,
         _result: PhantomData,
@@ -112,24 +109,24 @@ where
 }
 
 /// The child's side of [`spawn`]: `a`, `b`, `c` carry the task (packed by
-/// `task_words`, or `a` its address in the parent's frame), `top` the
-/// parent's frames' top, `cell` the child's result cell.
+/// `task_words`, or `a` its address in the parent's frame), `cell` the
+/// child's result cell.
 ///
 /// # Safety
 /// Called only by `spawn` through `save_context_and_call`, with the
 /// arguments above (the task's address valid until this function returns
 /// or the parent's continuation moves).
-unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, top: Word, cell: Word)
+unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, cell: Word, _: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
     if worker_in_task().deque.is_empty() {
         // SAFETY: as for this call.
-        return unsafe { do_spawn_bottom::<F, T>(ctx, a, b, c, top, cell) };
+        return unsafe { do_spawn_bottom::<F, T>(ctx, a, b, c, cell) };
     }
     // SAFETY: as for this call.
-    unsafe { child::<F, T, false>(ctx, [a, b, c], top, cell) }
+    unsafe { child::<F, T, false>(ctx, [a, b, c], cell) }
 }
 
 /// [`do_spawn`] when the deque is empty: the parent's entry becomes the
@@ -141,30 +138,37 @@ where
 /// As for [`do_spawn`].
 #[cold]
 #[inline(never)]
-unsafe extern "C-unwind" fn do_spawn_bottom<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, top: Word, cell: Word)
+unsafe extern "C-unwind" fn do_spawn_bottom<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, cell: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
     // SAFETY: as for this call.
-    unsafe { child::<F, T, true>(ctx, [a, b, c], top, cell) }
+    unsafe { child::<F, T, true>(ctx, [a, b, c], cell) }
 }
 
 /// Pushes the parent, runs the child, completes its cell, and returns into
 /// the parent if it is still here.
 ///
 /// # Safety
-/// As for [`do_spawn`] (`ctx` the parent's record, `task` its task, `top`
-/// its frames' top, `cell` a cell of this rank allocated for this child).
+/// As for [`do_spawn`] (`ctx` the parent's record, `task` its task, `cell`
+/// a cell of this rank allocated for this child; `BOTTOM`: the deque is
+/// empty).
 #[inline(always)]
-unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, task: TaskWords, top: Word, cell: Word)
+unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, task: TaskWords, cell: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
-    // SAFETY: spawn passes both initialized.
-    let (top, cell) = unsafe { (top.assume_init(), cell.assume_init()) };
+    // SAFETY: spawn passes it initialized.
+    let cell = unsafe { cell.assume_init() };
     let w = worker_in_task();
+    // The parent's top: where its frames end (ThreadPlace::bottom_top).
+    let top = if BOTTOM {
+        w.thread.bottom_top.get()
+    } else {
+        w.thread_top()
+    };
     // The cell was allocated on this rank just now (spawn), before any
     // migration point.
     let cell = CellRef {
@@ -184,7 +188,6 @@ where
     if !pushed {
         fatal::deque_overflow(w.deque.capacity());
     }
-    w.thread.top.set(ctx);
     w.run.counters.update(|c| c.spawns += 1);
     w.note_stack_low(ctx);
     // A task by reference is copied into this frame only now, after the
