@@ -46,11 +46,10 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
             resume_waiter(waiter);
         }
         if let Some(entry) = w.deque.pop() {
-            if w.deque.is_empty() {
-                // Its thread is now the bottom one (it pushed the oldest
-                // entry, and already had this top then).
-                w.thread.bottom_top.set(entry.top as usize);
-            }
+            // With the deque now empty its thread is the bottom one, which
+            // pushed the oldest entry with bottom_top as its top: unchanged
+            // since (only a thread starting on an empty deque sets it).
+            debug_assert!(!w.deque.is_empty() || w.thread.bottom_top.get() == entry.top as usize);
             // SAFETY: its frames are in place; nothing below them is live.
             unsafe { resume_context(entry.ctx as *mut u8) }
         }
@@ -89,7 +88,7 @@ pub(crate) fn suspend_until_done(cell: CellRef) {
     let (addr, rank) = (Word::new(cell.addr), Word::new(cell.rank as usize));
     // SAFETY: do_suspend never returns; this thread continues only through
     // resume_context of the saved record, with its frames restored in place.
-    unsafe { save_context_and_call(do_suspend, addr, rank, Word::uninit(), Word::uninit(), Word::uninit()) };
+    unsafe { save_context_and_call(do_suspend, addr, rank, Word::new(top), Word::uninit(), Word::uninit()) };
     // Resumed into the deque it left (its top is derived from its parent's
     // entry there) or into an empty one, where it is the bottom thread.
     let w = worker();
@@ -98,18 +97,21 @@ pub(crate) fn suspend_until_done(cell: CellRef) {
     }
 }
 
-unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, addr: Word, rank: Word, _: Word, _: Word, _: Word) {
+unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, addr: Word, rank: Word, top: Word, _: Word, _: Word) {
     let w = worker();
-    // SAFETY: suspend_until_done passes both initialized.
-    let cell = unsafe {
-        CellRef {
-            addr: addr.assume_init(),
-            rank: rank.assume_init() as u32,
-        }
+    // SAFETY: suspend_until_done passes all three initialized.
+    let (cell, top) = unsafe {
+        (
+            CellRef {
+                addr: addr.assume_init(),
+                rank: rank.assume_init() as u32,
+            },
+            top.assume_init(),
+        )
     };
     w.waiters.suspending.set(Some(Waiter {
         ctx: ctx as usize,
-        top: w.thread_top(),
+        top,
         buf: 0,
         cell,
         deque: w.deque_mark(),

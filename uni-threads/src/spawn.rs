@@ -163,12 +163,6 @@ where
     // SAFETY: spawn passes it initialized.
     let cell = unsafe { cell.assume_init() };
     let w = worker_in_task();
-    // The parent's top: where its frames end (ThreadPlace::bottom_top).
-    let top = if BOTTOM {
-        w.thread.bottom_top.get()
-    } else {
-        w.thread_top()
-    };
     // The cell was allocated on this rank just now (spawn), before any
     // migration point.
     let cell = CellRef {
@@ -176,14 +170,17 @@ where
         rank: w.rank,
     };
     let ctx = ctx as usize;
-    let entry = Entry {
-        ctx: ctx as u64,
-        top: top as u64,
-    };
+    // The parent's frames end at its own parent's record (the newest
+    // entry), or at the bottom thread's top (Worker::thread_top).
     let pushed = if BOTTOM {
-        w.deque.push_bottom(entry)
+        w.deque.push_bottom(Entry {
+            ctx: ctx as u64,
+            top: w.thread.bottom_top.get() as u64,
+        })
     } else {
-        w.deque.push(entry)
+        // SAFETY: not BOTTOM: do_spawn found the deque not empty, and
+        // nothing has popped since (thieves never move its tail).
+        unsafe { w.deque.push_above_newest(ctx as u64) }
     };
     if !pushed {
         fatal::deque_overflow(w.deque.capacity());

@@ -49,6 +49,7 @@ pub struct ThreadPlace {
     /// that runs, or whose continuation is in the deque's oldest entry
     /// (stolen or not). Set where a thread starts with the deque empty (the
     /// root, a stolen continuation, a waiter resumed into an empty deque);
+    /// the bottom thread keeps it while it has entries above it;
     /// [`Worker::thread_top`] derives every other thread's top from the
     /// deque, so a spawn stores no top.
     pub bottom_top: Cell<usize>,
@@ -332,9 +333,6 @@ impl Worker {
         word.load(Ordering::Acquire) >= self.run.id.get()
     }
 
-    /// The lowest address in use in the stack region while the worker is in
-    /// the scheduler: the newest ready continuation's context, or the
-    /// region's top when no frames are in place.
     /// Top (exclusive) of the running thread's frames in the stack region.
     ///
     /// The deque's entries form one chain: each entry's continuation is
@@ -347,11 +345,16 @@ impl Worker {
     #[inline(always)]
     pub fn thread_top(&self) -> usize {
         self.deque
-            .newest()
-            .map_or(self.thread.bottom_top.get(), |e| e.ctx as usize)
+            .newest_ctx()
+            .map_or(self.thread.bottom_top.get(), |ctx| ctx as usize)
     }
 
+    /// The lowest address in use in the stack region while the worker is in
+    /// the scheduler: the newest ready continuation's context, or the
+    /// region's top when no frames are in place.
     pub fn lowest_used(&self) -> usize {
-        self.deque.newest().map_or(self.layout.stack_top(), |e| e.ctx as usize)
+        self.deque
+            .newest_ctx()
+            .map_or(self.layout.stack_top(), |ctx| ctx as usize)
     }
 }

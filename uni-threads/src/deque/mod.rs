@@ -261,7 +261,31 @@ impl<W: OwnWords> Deque<W> {
     #[inline(always)]
     #[must_use]
     pub fn push(&self, e: Entry) -> bool {
+        self.push_at(self.words.tail().load(Ordering::Relaxed), e)
+    }
+
+    /// Pushes the continuation at `ctx` of the running thread when the
+    /// deque is not empty: the newest entry is then the running thread's
+    /// parent, whose record is where the thread's frames end
+    /// (`Worker::thread_top`), so that `ctx` is the new entry's `top`. One
+    /// load of `tail` for both. Returns false when the deque is full.
+    ///
+    /// # Safety
+    /// The deque must not be empty (`!is_empty()`).
+    #[inline(always)]
+    #[must_use]
+    pub unsafe fn push_above_newest(&self, ctx: u64) -> bool {
         let t = self.words.tail().load(Ordering::Relaxed);
+        debug_assert!(t > 0, "push_above_newest on an empty deque");
+        // SAFETY: t > 0 (the caller's contract): slot t-1 holds a pushed
+        // entry.
+        let top = unsafe { self.slot_ctx(t - 1) };
+        self.push_at(t, Entry { ctx, top })
+    }
+
+    /// Writes `e` to slot `t` (the current tail) and publishes it.
+    #[inline(always)]
+    fn push_at(&self, t: u64, e: Entry) -> bool {
         if t >= self.capacity {
             return false;
         }
@@ -403,13 +427,24 @@ impl<W: OwnWords> Deque<W> {
         result
     }
 
-    /// The newest entry, if any, stolen or not (its frames are in place or
-    /// being copied: either way nothing may overwrite them).
-    pub fn newest(&self) -> Option<Entry> {
+    /// The newest entry's `ctx`, if any, stolen or not (its frames are in
+    /// place or being copied: either way nothing may overwrite them).
+    #[inline(always)]
+    pub fn newest_ctx(&self) -> Option<u64> {
         let t = self.words.tail().load(Ordering::Relaxed);
-        // SAFETY: slot t-1 is a pushed entry; its ctx is never rewritten by
-        // thieves.
-        (t > 0).then(|| unsafe { self.words.slot(t - 1).read() })
+        // SAFETY: t > 0: slot t-1 is a pushed entry.
+        (t > 0).then(|| unsafe { self.slot_ctx(t - 1) })
+    }
+
+    /// The `ctx` of pushed slot `i`, read alone: thieves write only an
+    /// entry's `top` (their release), never its `ctx`.
+    ///
+    /// # Safety
+    /// `i` must be below `tail`.
+    #[inline(always)]
+    unsafe fn slot_ctx(&self, i: u64) -> u64 {
+        // SAFETY: the caller's contract; the slot is in the arena.
+        unsafe { std::ptr::addr_of!((*self.words.slot(i)).ctx).read() }
     }
 
     /// The number of entries pushed and not popped (stolen ones included).

@@ -330,3 +330,36 @@ fn a_deque_without_thieves_keeps_its_bottom_entry_private() {
     assert_eq!(unpack(words.packed.load(SeqCst)), (0, 0), "a private pop: no atomic");
     assert!(dq.is_empty());
 }
+
+#[test]
+fn a_push_above_the_newest_entry_ends_at_its_record_even_when_it_was_stolen() {
+    // The running thread's frames end at its parent's record, the newest
+    // entry's ctx (Worker::thread_top): each push above it takes that as
+    // its top, and a thief's release (which rewrites only `top`) leaves the
+    // ctx the next push reads.
+    let words = Words::new();
+    let dq = Deque::new(Own(words.clone()), CAPACITY, Protocol::Split, Thieves::Possible);
+    let v = Thief(words.clone());
+    let mut t = ClaimTimes::default();
+    assert!(dq.push_bottom(Entry { ctx: 900, top: 1000 }));
+    assert_eq!(dq.newest_ctx(), Some(900));
+    // SAFETY: the deque is not empty.
+    assert!(unsafe { dq.push_above_newest(800) });
+    let stolen = claim(&v, Protocol::Split, true, || 0, &mut t).unwrap();
+    assert_eq!((stolen.index, stolen.entry), (0, Entry { ctx: 900, top: 1000 }));
+    release(&v, Protocol::Split, &stolen);
+    assert!(dq.expose());
+    let stolen = claim(&v, Protocol::Split, true, || 0, &mut t).unwrap();
+    assert_eq!(
+        stolen.entry,
+        Entry { ctx: 800, top: 900 },
+        "its top is the entry below's ctx"
+    );
+    release(&v, Protocol::Split, &stolen);
+    assert_eq!(dq.newest_ctx(), Some(800), "a released entry keeps its ctx");
+    // SAFETY: the deque is not empty (both entries stolen, none popped).
+    assert!(unsafe { dq.push_above_newest(700) });
+    assert_eq!(dq.pop(), Some(Entry { ctx: 700, top: 800 }));
+    assert_eq!(dq.pop(), None, "the rest was stolen");
+    assert_eq!(dq.newest_ctx(), None);
+}
