@@ -101,8 +101,8 @@ impl std::fmt::Display for Bottomless {
     }
 }
 
-fn spawn_forever(depth: u64) -> u64 {
-    uat::spawn(move || spawn_forever(depth + 1)).join() + 1
+fn spawn_forever() -> u64 {
+    uat::spawn(spawn_forever).join() + 1
 }
 
 fn main() {
@@ -126,7 +126,7 @@ fn main() {
         + 60;
     let _ = rt.run(move || match fault {
         Fault::StackOverflow => recurse(0),
-        Fault::SpawnForever => spawn_forever(0),
+        Fault::SpawnForever => spawn_forever(),
         Fault::Panic if rank == 0 => uat::spawn(|| -> u64 { panic!("deliberate panic in a task") }).join(),
         Fault::Panic => panic_tree(30, rank),
         Fault::Spin => spin_tree(40, until),

@@ -95,14 +95,22 @@ impl GlobalAtomics {
 
     /// Collective, after the segment is attached: the words may lie in
     /// `[lo, hi)` of this rank's segment, seen at `local` here.
-    pub fn init(&self, lo: usize, hi: usize, local: usize) {
+    ///
+    /// # Safety
+    /// As for [`crate::service::allow_global`]: `local` is this process's
+    /// view of `lo`, `[local, local + hi - lo)` stays mapped, and the words
+    /// that [`GlobalAtomics::apply`] names are accessed only atomically.
+    pub unsafe fn init(&self, lo: usize, hi: usize, local: usize) {
         #[cfg(feature = "fad-native")]
         {
             let _ = (lo, hi, local);
             self.ad.get_or_init(|| self.gasnet.atomic_domain(Ops::ALL));
         }
+        // SAFETY: this function's contract is allow_global's.
         #[cfg(not(feature = "fad-native"))]
-        crate::service::allow_global(lo, hi, local);
+        unsafe {
+            crate::service::allow_global(lo, hi, local)
+        };
     }
 
     /// Applies `op` to the word at segment address `addr` of `rank` (an
@@ -146,7 +154,7 @@ impl GlobalAtomics {
             };
             if let Some(local) = local {
                 assert!(
-                    addr % 8 == 0 && seg.contains(addr, 8),
+                    addr.is_multiple_of(8) && seg.contains(addr, 8),
                     "global atomic on {addr:#x}: not an aligned word of rank {rank}'s segment"
                 );
                 // SAFETY: an aligned word of `rank`'s segment, mapped here

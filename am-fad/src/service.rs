@@ -56,7 +56,13 @@ pub fn handlers() -> [Handler; 3] {
 /// process sees at `local`; requests raise the target's attention word at
 /// `attention_offset` in its segment and wake it if it sleeps (its sleep
 /// word at `sleep_offset`) (`am` mode).
-pub fn allow(lo: usize, hi: usize, local: usize, attention_offset: usize, sleep_offset: usize) {
+///
+/// # Safety
+/// `local` must be this process's view of segment address `lo`, with the
+/// words of `[local, local + hi - lo)` and the attention and sleep words 8-aligned,
+/// mapped for the rest of the process and accessed only atomically: the
+/// request handler dereferences them.
+pub unsafe fn allow(lo: usize, hi: usize, local: usize, attention_offset: usize, sleep_offset: usize) {
     LOCAL_BASE.store(local, Ordering::Relaxed);
     ATTENTION_OFFSET.store(attention_offset, Ordering::Relaxed);
     SLEEP_OFFSET.store(sleep_offset, Ordering::Relaxed);
@@ -120,7 +126,7 @@ extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_
     let start = unsafe { core::arch::x86_64::_rdtsc() };
     let addr = join_u64(addr_lo, addr_hi) as usize;
     let (lo, hi) = (ALLOWED_LO.load(Ordering::Acquire), ALLOWED_HI.load(Ordering::Acquire));
-    let [old_lo, old_hi, flags] = if addr % 8 == 0 && addr >= lo && addr < hi && hi - addr >= 8 {
+    let [old_lo, old_hi, flags] = if addr.is_multiple_of(8) && addr >= lo && addr < hi && hi - addr >= 8 {
         let local = LOCAL_BASE.load(Ordering::Relaxed) + (addr - lo);
         // SAFETY: an aligned word of the registered range, which the owner
         // and this handler access only atomically.
@@ -226,7 +232,13 @@ static GLOBAL_LOCAL: AtomicUsize = AtomicUsize::new(0);
 
 /// Allows GLOBAL_ATOMIC requests on the words of `[lo, hi)` in this rank's
 /// segment, which this process sees at `local`.
-pub fn allow_global(lo: usize, hi: usize, local: usize) {
+///
+/// # Safety
+/// `local` must be this process's view of segment address `lo`, with the
+/// words of `[local, local + hi - lo)` mapped for the rest of the process;
+/// the request handler dereferences the words that requests name, so those
+/// must be accessed only atomically.
+pub unsafe fn allow_global(lo: usize, hi: usize, local: usize) {
     GLOBAL_LOCAL.store(local, Ordering::Relaxed);
     GLOBAL_LO.store(lo, Ordering::Relaxed);
     GLOBAL_HI.store(hi, Ordering::Release);
@@ -248,7 +260,7 @@ extern "C" fn on_global_request(
     let (lo, hi) = (GLOBAL_LO.load(Ordering::Acquire), GLOBAL_HI.load(Ordering::Acquire));
     let op = crate::global::AtomicOp::from_code(op);
     let [old_lo, old_hi, flags] = match op {
-        Some(op) if addr % 8 == 0 && addr >= lo && addr < hi && hi - addr >= 8 => {
+        Some(op) if addr.is_multiple_of(8) && addr >= lo && addr < hi && hi - addr >= 8 => {
             let local = GLOBAL_LOCAL.load(Ordering::Relaxed) + (addr - lo);
             // SAFETY: an aligned word of this rank's global heap, which in
             // the AM modes everyone accesses atomically with CPU atomics

@@ -73,7 +73,21 @@ impl DequeAtomics {
     /// `local` here), the only words remote fetch-and-adds may target, and
     /// names the attention and sleep words of every rank (AM requests raise
     /// the first and wake a sleeping target through the second).
-    pub fn init_own(&self, word: usize, local: *const u64, count: usize, attention_offset: usize, sleep_offset: usize) {
+    ///
+    /// # Safety
+    /// `local` must point to this process's view of the `count` consecutive
+    /// 8-aligned u64 words at segment address `word`, mapped for the rest of
+    /// the process and accessed only atomically (in the AM modes the owner
+    /// and the AM handler dereference it), and `attention_offset` and
+    /// `sleep_offset` must name such words of this rank's segment too.
+    pub unsafe fn init_own(
+        &self,
+        word: usize,
+        local: *const u64,
+        count: usize,
+        attention_offset: usize,
+        sleep_offset: usize,
+    ) {
         #[cfg(feature = "fad-native")]
         {
             let _ = (local, attention_offset, sleep_offset);
@@ -86,10 +100,11 @@ impl DequeAtomics {
         {
             for i in 0..count {
                 // SAFETY: `local` and the words after it are this rank's
-                // registered words (caller's contract).
+                // registered words (this function's contract).
                 unsafe { atomic(local.add(i)).store(0, std::sync::atomic::Ordering::Release) };
             }
-            service::allow(word, word + 8 * count, local as usize, attention_offset, sleep_offset);
+            // SAFETY: this function's contract is allow's.
+            unsafe { service::allow(word, word + 8 * count, local as usize, attention_offset, sleep_offset) };
         }
     }
 
@@ -150,24 +165,38 @@ impl DequeAtomics {
     }
 
     /// The owner takes its own deque's lock, waiting while a thief holds it.
+    ///
+    /// # Safety
+    /// `local` must be this process's view of segment word `word`, one of
+    /// the words given to [`DequeAtomics::init_own`] (its contract holds).
     #[inline]
-    pub fn lock_own(&self, word: usize, local: *const u64) {
+    pub unsafe fn lock_own(&self, word: usize, local: *const u64) {
         // Acquire: the owner's reads of head after taking the lock see what
         // the last thief wrote before releasing it.
-        while self.own_compare_swap(word, local, 0, 1) != 0 {
+        // SAFETY: this function's contract.
+        while unsafe { self.own_compare_swap(word, local, 0, 1) } != 0 {
             self.gasnet.poll();
             std::hint::spin_loop();
         }
     }
 
     /// The owner releases its own deque's lock.
+    ///
+    /// # Safety
+    /// `local` must be this process's view of segment word `word`, one of
+    /// the words given to [`DequeAtomics::init_own`] (its contract holds).
     #[inline]
-    pub fn unlock_own(&self, word: usize, local: *const u64) {
-        self.own_store(word, local, 0)
+    pub unsafe fn unlock_own(&self, word: usize, local: *const u64) {
+        // SAFETY: this function's contract.
+        unsafe { self.own_store(word, local, 0) }
     }
 
     /// The owner's fetch-and-add (acquire-release) on its own word.
-    pub fn own_fetch_add(&self, word: usize, local: *const u64, value: u64) -> u64 {
+    ///
+    /// # Safety
+    /// `local` must be this process's view of segment word `word`, one of
+    /// the words given to [`DequeAtomics::init_own`] (its contract holds).
+    pub unsafe fn own_fetch_add(&self, word: usize, local: *const u64, value: u64) -> u64 {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
@@ -176,14 +205,19 @@ impl DequeAtomics {
         #[cfg(not(feature = "fad-native"))]
         {
             let _ = word;
-            // SAFETY: as in init_own.
+            // SAFETY: `local` is one of init_own's words (this function's
+            // contract).
             unsafe { atomic(local) }.fetch_add(value, std::sync::atomic::Ordering::AcqRel)
         }
     }
 
     /// The owner's compare-and-swap (acquire-release) on its own word;
     /// returns the old value (`current` on success).
-    pub fn own_compare_swap(&self, word: usize, local: *const u64, current: u64, new: u64) -> u64 {
+    ///
+    /// # Safety
+    /// `local` must be this process's view of segment word `word`, one of
+    /// the words given to [`DequeAtomics::init_own`] (its contract holds).
+    pub unsafe fn own_compare_swap(&self, word: usize, local: *const u64, current: u64, new: u64) -> u64 {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
@@ -194,7 +228,8 @@ impl DequeAtomics {
         {
             let _ = word;
             use std::sync::atomic::Ordering::{AcqRel, Acquire};
-            // SAFETY: as in init_own.
+            // SAFETY: `local` is one of init_own's words (this function's
+            // contract).
             match unsafe { atomic(local) }.compare_exchange(current, new, AcqRel, Acquire) {
                 Ok(v) | Err(v) => v,
             }
@@ -202,7 +237,11 @@ impl DequeAtomics {
     }
 
     /// The owner's load (acquire) of its own word.
-    pub fn own_load(&self, word: usize, local: *const u64) -> u64 {
+    ///
+    /// # Safety
+    /// `local` must be this process's view of segment word `word`, one of
+    /// the words given to [`DequeAtomics::init_own`] (its contract holds).
+    pub unsafe fn own_load(&self, word: usize, local: *const u64) -> u64 {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
@@ -211,13 +250,18 @@ impl DequeAtomics {
         #[cfg(not(feature = "fad-native"))]
         {
             let _ = word;
-            // SAFETY: as in init_own.
+            // SAFETY: `local` is one of init_own's words (this function's
+            // contract).
             unsafe { atomic(local) }.load(std::sync::atomic::Ordering::Acquire)
         }
     }
 
     /// The owner's store (release) to its own word.
-    pub fn own_store(&self, word: usize, local: *const u64, value: u64) {
+    ///
+    /// # Safety
+    /// `local` must be this process's view of segment word `word`, one of
+    /// the words given to [`DequeAtomics::init_own`] (its contract holds).
+    pub unsafe fn own_store(&self, word: usize, local: *const u64, value: u64) {
         #[cfg(feature = "fad-native")]
         {
             let _ = local;
@@ -226,7 +270,8 @@ impl DequeAtomics {
         #[cfg(not(feature = "fad-native"))]
         {
             let _ = word;
-            // SAFETY: as in init_own.
+            // SAFETY: `local` is one of init_own's words (this function's
+            // contract).
             unsafe { atomic(local) }.store(value, std::sync::atomic::Ordering::Release)
         }
     }

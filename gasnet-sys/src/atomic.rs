@@ -109,7 +109,7 @@ impl AtomicDomain {
         );
         let seg = self.gasnet.segment(rank);
         assert!(
-            addr % 8 == 0 && seg.contains(addr, 8),
+            addr.is_multiple_of(8) && seg.contains(addr, 8),
             "atomic on {addr:#x}: not an aligned u64 in rank {rank}'s segment"
         );
         crate::ops::count(|c| c.atomics += 1);

@@ -151,7 +151,7 @@ impl Gasnet {
     /// The largest segment this process may attach.
     pub fn max_segment_size(self) -> usize {
         // SAFETY: init succeeded.
-        unsafe { raw::uat_max_local_segment() as usize }
+        unsafe { raw::uat_max_local_segment() }
     }
 
     /// Collectively attaches this rank's segment of `bytes` bytes and learns
@@ -184,7 +184,7 @@ impl Gasnet {
                 );
                 Segment {
                     base: owner as usize,
-                    size: size as usize,
+                    size,
                     local: (!local.is_null()).then_some(local as usize),
                 }
             })

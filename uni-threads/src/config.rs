@@ -196,7 +196,7 @@ impl PollerCores {
 /// the `UAT_*` settings accept, so a suggestion can be pasted back.
 pub fn fmt_size(bytes: usize) -> String {
     for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
-        if bytes >= 1 << shift && bytes % (1 << shift) == 0 {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{suffix}", bytes >> shift);
         }
     }

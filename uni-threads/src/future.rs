@@ -115,9 +115,9 @@ unsafe fn copy_in_field_sized_pieces<T>(value: &T, dst: *mut u8) {
         }};
     }
     match std::mem::align_of::<T>() {
-        a if a >= 8 && n % 8 == 0 => pieces!(u64),
-        a if a >= 4 && n % 4 == 0 => pieces!(u32),
-        a if a >= 2 && n % 2 == 0 => pieces!(u16),
+        a if a >= 8 && n.is_multiple_of(8) => pieces!(u64),
+        a if a >= 4 && n.is_multiple_of(4) => pieces!(u32),
+        a if a >= 2 && n.is_multiple_of(2) => pieces!(u16),
         _ => pieces!(u8),
     }
 }
@@ -149,7 +149,7 @@ fn accept_returned(addr: usize) -> Result<(), &'static str> {
     if addr < lo || addr >= hi {
         return Err("not an address of this rank's future cells");
     }
-    if (addr - lo) % CELL_SIZE != 0 {
+    if !(addr - lo).is_multiple_of(CELL_SIZE) {
         return Err("not the start of a future cell");
     }
     // SAFETY: a cell of this rank's pool (checked above); its state word is

@@ -186,10 +186,14 @@ pub fn bench_fetch_add(rank: u32, value: u64) -> Option<u64> {
 pub fn bench_word() -> u64 {
     let w = worker::worker_for_thread("uat::bench_word");
     let word = deque::words::FAD_BENCH;
-    w.deque
-        .words()
-        .atomics()
-        .own_load(word.on(w.gasnet, w.rank), word.addr() as *const u64)
+    // SAFETY: FAD_BENCH is one of the deque's atomic words, given to
+    // init_own (ArenaOwnWords::new), seen at its arena address here.
+    unsafe {
+        w.deque
+            .words()
+            .atomics()
+            .own_load(word.on(w.gasnet, w.rank), word.addr() as *const u64)
+    }
 }
 
 #[doc(hidden)]

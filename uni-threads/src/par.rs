@@ -41,7 +41,7 @@ pub fn for_each<F>(lo: u64, hi: u64, grain: u64, f: F)
 where
     F: Fn(u64) + Send + Copy + 'static,
 {
-    reduce(lo, hi, grain, (), move |i| f(i), |(), ()| ());
+    reduce(lo, hi, grain, (), f, |(), ()| ());
 }
 
 /// Runs 2 to 6 closures, potentially in parallel, and returns their results

@@ -149,11 +149,17 @@ impl Runtime {
         // After the deque's words (native mode: atomic domains are created
         // collectively, in the same order on every rank).
         let heap_lo = Layout::addr(layout.heap);
-        global_atomics.init(
-            arena::remote(gasnet, rank, heap_lo),
-            arena::remote(gasnet, rank, heap_lo + layout.heap_size),
-            heap_lo,
-        );
+        // SAFETY: the global heap is mapped at heap_lo for the rest of the
+        // process (the arena is never unmapped), is this rank's segment
+        // range [lo, hi), and its atomic words are only accessed
+        // atomically (global::Memory's rule).
+        unsafe {
+            global_atomics.init(
+                arena::remote(gasnet, rank, heap_lo),
+                arena::remote(gasnet, rank, heap_lo + layout.heap_size),
+                heap_lo,
+            )
+        };
         let memory = crate::global::Memory::new(
             global_atomics,
             crate::global::heap::LocalHeap::new(crate::global::heap::Zones::new(&layout)),

@@ -44,10 +44,13 @@ use crate::worker::{worker_for_task, worker_in_task};
 #[must_use = "a spawned task should be joined (dropping its handle joins it and discards the result)"]
 pub struct JoinHandle<T: Copy + 'static> {
     cell: CellRef,
-    /// `fn() -> T`: covariant, and no ownership of a T; `*const ()`: neither
-    /// Send nor Sync.
-    _result: PhantomData<(fn() -> T, *const ())>,
+    _result: ResultMarker<T>,
 }
+
+/// What a [`JoinHandle`] says about its `T` without holding one: `fn() -> T`
+/// makes it covariant in `T` and owning none; `*const ()` makes it neither
+/// Send nor Sync.
+type ResultMarker<T> = PhantomData<(fn() -> T, *const ())>;
 
 /// Compile-time check of a task result type.
 struct Fits<T>(PhantomData<T>);

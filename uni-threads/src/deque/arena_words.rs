@@ -37,13 +37,19 @@ impl ArenaOwnWords {
     pub unsafe fn new(gasnet: Gasnet, atomics: DequeAtomics) -> ArenaOwnWords {
         let me = gasnet.rank();
         let lock_segment = words::LOCK.on(gasnet, me);
-        atomics.init_own(
-            lock_segment,
-            words::LOCK.addr() as *const u64,
-            words::ATOMIC_WORDS,
-            ATTENTION_WORD.segment_offset(),
-            crate::arena::SLEEP_WORD.segment_offset(),
-        );
+        // SAFETY: the deque's atomic words, the attention word and the sleep
+        // word are aligned control words of the mapped arena (this
+        // function's contract), which stays mapped for the process and
+        // whose atomic words are only accessed atomically.
+        unsafe {
+            atomics.init_own(
+                lock_segment,
+                words::LOCK.addr() as *const u64,
+                words::ATOMIC_WORDS,
+                ATTENTION_WORD.segment_offset(),
+                crate::arena::SLEEP_WORD.segment_offset(),
+            )
+        };
         let own = ArenaOwnWords {
             gasnet,
             atomics,
@@ -81,27 +87,39 @@ impl OwnWords for ArenaOwnWords {
     fn slot(&self, i: u64) -> *mut Entry {
         slot_addr(i) as *mut Entry
     }
+    // SAFETY (every call to an `own_*` word below): HEAD_SPLIT and LOCK
+    // are atomic words that `new` gave to init_own, seen at their arena
+    // address here; split_segment and lock_segment are their segment
+    // addresses.
     fn split_fetch_add(&self, value: u64) -> u64 {
-        self.atomics
-            .own_fetch_add(self.split_segment, Self::local(words::HEAD_SPLIT), value)
+        unsafe {
+            self.atomics
+                .own_fetch_add(self.split_segment, Self::local(words::HEAD_SPLIT), value)
+        }
     }
     fn split_load(&self) -> u64 {
-        self.atomics
-            .own_load(self.split_segment, Self::local(words::HEAD_SPLIT))
+        unsafe {
+            self.atomics
+                .own_load(self.split_segment, Self::local(words::HEAD_SPLIT))
+        }
     }
     fn split_compare_swap(&self, current: u64, new: u64) -> u64 {
-        self.atomics
-            .own_compare_swap(self.split_segment, Self::local(words::HEAD_SPLIT), current, new)
+        unsafe {
+            self.atomics
+                .own_compare_swap(self.split_segment, Self::local(words::HEAD_SPLIT), current, new)
+        }
     }
     fn split_store(&self, value: u64) {
-        self.atomics
-            .own_store(self.split_segment, Self::local(words::HEAD_SPLIT), value)
+        unsafe {
+            self.atomics
+                .own_store(self.split_segment, Self::local(words::HEAD_SPLIT), value)
+        }
     }
     fn lock(&self) {
-        self.atomics.lock_own(self.lock_segment, Self::local(words::LOCK))
+        unsafe { self.atomics.lock_own(self.lock_segment, Self::local(words::LOCK)) }
     }
     fn unlock(&self) {
-        self.atomics.unlock_own(self.lock_segment, Self::local(words::LOCK))
+        unsafe { self.atomics.unlock_own(self.lock_segment, Self::local(words::LOCK)) }
     }
     fn wait(&self) {
         self.gasnet.poll()

@@ -140,7 +140,7 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
             let (w, stop, stolen, steals) = (words.clone(), stop.clone(), stolen.clone(), steals.clone());
             std::thread::spawn(move || {
                 let v = Thief(w.clone());
-                let mut rng = seed ^ (k as u64 + 1) * 0x9E37_79B9;
+                let mut rng = seed ^ ((k as u64 + 1) * 0x9E37_79B9);
                 let mut mine = Vec::new();
                 while !stop.load(SeqCst) {
                     let mut times = ClaimTimes::default();
@@ -198,7 +198,7 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
             dq.expose();
         }
         let t = words.tail.load(SeqCst) as usize;
-        if next(&mut rng) % 2 == 0 && t < CAPACITY {
+        if next(&mut rng).is_multiple_of(2) && t < CAPACITY {
             let id = (pushed + 1) * 2;
             pushed += 1;
             words.frames[t].store(id, SeqCst);

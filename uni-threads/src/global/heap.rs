@@ -145,7 +145,7 @@ impl LocalHeap {
     /// says why it is not a live block of this zone.
     fn release(&self, data: usize) -> Result<(), &'static str> {
         let (lo, hi) = self.zones.local;
-        if data < lo + HEADER || data >= hi || data % HEADER != 0 {
+        if data < lo + HEADER || data >= hi || !data.is_multiple_of(HEADER) {
             return Err("not a block of this rank's global heap");
         }
         let start = data - HEADER;
@@ -327,7 +327,7 @@ mod tests {
         let a = h.alloc(100).unwrap();
         let b = h.alloc(1).unwrap();
         let c = h.alloc(4096).unwrap();
-        assert!(a % HEADER == 0 && b % HEADER == 0 && c % HEADER == 0);
+        assert!(a.is_multiple_of(HEADER) && b.is_multiple_of(HEADER) && c.is_multiple_of(HEADER));
         assert!(a + 128 <= b - HEADER && b + 64 <= c - HEADER);
         h.release(b).unwrap();
         assert_eq!(h.release(b), Err("not a live block"));
