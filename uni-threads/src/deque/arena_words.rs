@@ -87,38 +87,46 @@ impl OwnWords for ArenaOwnWords {
     fn slot(&self, i: u64) -> *mut Entry {
         slot_addr(i) as *mut Entry
     }
-    // SAFETY (every call to an `own_*` word below): HEAD_SPLIT and LOCK
-    // are atomic words that `new` gave to init_own, seen at their arena
-    // address here; split_segment and lock_segment are their segment
-    // addresses.
     fn split_fetch_add(&self, value: u64) -> u64 {
+        // SAFETY: HEAD_SPLIT is one of the words `new` gave to init_own,
+        // seen at its arena address; split_segment is its segment address.
         unsafe {
             self.atomics
                 .own_fetch_add(self.split_segment, Self::local(words::HEAD_SPLIT), value)
         }
     }
     fn split_load(&self) -> u64 {
+        // SAFETY: HEAD_SPLIT is one of the words `new` gave to init_own,
+        // seen at its arena address; split_segment is its segment address.
         unsafe {
             self.atomics
                 .own_load(self.split_segment, Self::local(words::HEAD_SPLIT))
         }
     }
     fn split_compare_swap(&self, current: u64, new: u64) -> u64 {
+        // SAFETY: HEAD_SPLIT is one of the words `new` gave to init_own,
+        // seen at its arena address; split_segment is its segment address.
         unsafe {
             self.atomics
                 .own_compare_swap(self.split_segment, Self::local(words::HEAD_SPLIT), current, new)
         }
     }
     fn split_store(&self, value: u64) {
+        // SAFETY: HEAD_SPLIT is one of the words `new` gave to init_own,
+        // seen at its arena address; split_segment is its segment address.
         unsafe {
             self.atomics
                 .own_store(self.split_segment, Self::local(words::HEAD_SPLIT), value)
         }
     }
     fn lock(&self) {
+        // SAFETY: LOCK is one of the words `new` gave to init_own, seen at
+        // its arena address; lock_segment is its segment address.
         unsafe { self.atomics.lock_own(self.lock_segment, Self::local(words::LOCK)) }
     }
     fn unlock(&self) {
+        // SAFETY: LOCK is one of the words `new` gave to init_own, seen at
+        // its arena address; lock_segment is its segment address.
         unsafe { self.atomics.unlock_own(self.lock_segment, Self::local(words::LOCK)) }
     }
     fn wait(&self) {
