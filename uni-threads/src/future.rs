@@ -106,10 +106,11 @@ unsafe fn copy_in_field_sized_pieces<T>(value: &T, dst: *mut u8) {
         ($t:ty) => {{
             let w = std::mem::size_of::<$t>();
             for i in 0..n / w {
-                // SAFETY: in bounds of both (n bytes), aligned to w.
+                // SAFETY: in bounds of both (n bytes), aligned to w. Read as
+                // MaybeUninit: a piece may hold padding (uninit bytes).
                 unsafe {
-                    let v = std::ptr::read_volatile(src.add(i * w).cast::<$t>());
-                    dst.add(i * w).cast::<$t>().write(v);
+                    let v = std::ptr::read_volatile(src.add(i * w).cast::<std::mem::MaybeUninit<$t>>());
+                    dst.add(i * w).cast::<std::mem::MaybeUninit<$t>>().write(v);
                 }
             }
         }};
