@@ -99,7 +99,7 @@ impl CellRef {
 /// `dst` must be valid for `size_of::<T>()` bytes and aligned like `T`
 /// (up to 8).
 #[inline(always)]
-unsafe fn copy_in_field_sized_pieces<T>(value: &T, dst: *mut u8) {
+pub(crate) unsafe fn copy_in_field_sized_pieces<T>(value: &T, dst: *mut u8) {
     let src = value as *const T as *const u8;
     let n = std::mem::size_of::<T>();
     macro_rules! pieces {
