@@ -3,8 +3,8 @@
 //! It measures task creation, steals and joins with no other work.
 
 use clap::Parser;
-use serde_json::{json, Map};
-use uat_bench::{Common, Harness};
+use serde_json::json;
+use uat_bench::{Common, Harness, VsSeq};
 
 /// Binary Task Creation: counts the tasks of the tree (verified against
 /// ((2k)^(d+1) − 1) / (2k − 1)). Prints one JSON line.
@@ -19,6 +19,8 @@ struct Options {
     iter: u32,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    vs_seq: VsSeq,
 }
 
 /// The paper's task: two spawns, two joins, `iter` times.
@@ -60,9 +62,9 @@ fn main() {
     let (gasnet, o) = uat::cli::start::<Options>("btc");
     let (depth, iter) = (o.depth, o.iter);
     let h = Harness::start(gasnet, o.common.clone());
-    let outcome = h.measure(move || btc(depth, iter), || btc_seq(depth, iter));
+    let (outcome, extra) = h.measure_vs_seq(o.vs_seq, move || btc(depth, iter), || btc_seq(depth, iter));
     let params = json!({"depth": depth, "iter": iter});
-    h.finish("btc", params, outcome, expected_tasks(depth, iter), Map::new())
+    h.finish("btc", params, outcome, expected_tasks(depth, iter), extra)
 }
 
 #[cfg(test)]

@@ -43,6 +43,19 @@ pub struct Common {
     pub force_steal: bool,
 }
 
+/// `--vs-seq ROUNDS` (the benchmarks of Fig. 12: btc, uts, nqueens).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct VsSeq {
+    /// Measure the one-rank overhead over the serial elision in this one
+    /// process: alternate a parallel run and a --seq run ROUNDS times (every
+    /// answer checked) and report the fastest of each and their ratio (JSON
+    /// "vs_seq"; time_s is the fastest parallel run). Paired runs in one
+    /// process see the same machine, so a noisy host moves both. One rank.
+    #[arg(long, value_name = "ROUNDS", conflicts_with = "seq",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub vs_seq: Option<u32>,
+}
+
 /// A started benchmark: GASNet, the runtime and the common flags.
 pub struct Harness {
     pub gasnet: Gasnet,
@@ -80,7 +93,7 @@ impl Harness {
 
     /// Times `par` as the root task on all ranks, or `seq` on rank 0 with
     /// `--seq`. Returns the outcome on rank 0.
-    pub fn measure<F, T>(&self, par: F, seq: impl FnOnce() -> T) -> Option<Outcome<T>>
+    pub fn measure<F, T>(&self, par: F, mut seq: impl FnMut() -> T) -> Option<Outcome<T>>
     where
         F: FnOnce() -> T + Send + Copy + 'static,
         T: Send + Copy + 'static,
@@ -88,12 +101,75 @@ impl Harness {
         self.gasnet.barrier();
         let start = Instant::now();
         let value = if self.common.seq {
-            (self.gasnet.rank() == 0).then(seq)
+            (self.gasnet.rank() == 0).then(&mut seq)
         } else {
             self.runtime.run(par)
         };
         let time_s = start.elapsed().as_secs_f64();
         value.map(|value| Outcome { value, time_s })
+    }
+
+    /// [`measure`](Self::measure), or with `--vs-seq ROUNDS` the parallel
+    /// run and the serial elision alternated ROUNDS times on one rank: the
+    /// outcome is the fastest parallel run, and the returned map holds the
+    /// JSON field `vs_seq` (`rounds`, `seq_time_s` the fastest serial run,
+    /// `ratio` fastest over fastest, `ratio_median` the median of each
+    /// round's ratio, `par_times_s`, `seq_times_s`). A serial answer that
+    /// differs from the parallel one ends the job (exit 1).
+    pub fn measure_vs_seq<F, T>(
+        &self,
+        vs: VsSeq,
+        par: F,
+        mut seq: impl FnMut() -> T,
+    ) -> (Option<Outcome<T>>, Map<String, Value>)
+    where
+        F: FnOnce() -> T + Send + Copy + 'static,
+        T: Send + Copy + 'static + PartialEq + std::fmt::Debug,
+    {
+        let Some(rounds) = vs.vs_seq else {
+            return (self.measure(par, seq), Map::new());
+        };
+        if self.gasnet.size() != 1 {
+            self.gasnet.fail(format_args!(
+                "--vs-seq measures one rank against the serial elision; this job has {} ranks (run it with -n 1)",
+                self.gasnet.size()
+            ));
+        }
+        let (mut par_times, mut seq_times) = (Vec::new(), Vec::new());
+        let mut value = None;
+        for round in 1..=rounds {
+            let start = Instant::now();
+            let p = self.runtime.run(par).expect("one rank: rank 0 has the root's result");
+            par_times.push(start.elapsed().as_secs_f64());
+            let start = Instant::now();
+            let q = seq();
+            seq_times.push(start.elapsed().as_secs_f64());
+            if p != q {
+                self.gasnet.fail(format_args!(
+                    "round {round} of --vs-seq: the parallel run computed {p:?}, the serial elision {q:?}"
+                ));
+            }
+            value = Some(p);
+        }
+        let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
+        let (par_s, seq_s) = (fastest(&par_times), fastest(&seq_times));
+        let mut ratios: Vec<f64> = par_times.iter().zip(&seq_times).map(|(p, q)| p / q).collect();
+        ratios.sort_by(f64::total_cmp);
+        let median = ratios[ratios.len() / 2];
+        let mut extra = Map::new();
+        extra.insert(
+            "vs_seq".into(),
+            json!({
+                "rounds": rounds,
+                "seq_time_s": round(seq_s, 6),
+                "ratio": round(par_s / seq_s, 4),
+                "ratio_median": round(median, 4),
+                "par_times_s": par_times.iter().map(|t| round(*t, 6)).collect::<Vec<_>>(),
+                "seq_times_s": seq_times.iter().map(|t| round(*t, 6)).collect::<Vec<_>>(),
+            }),
+        );
+        let outcome = value.map(|value| Outcome { value, time_s: par_s });
+        (outcome, extra)
     }
 
     /// Prints the JSON line on rank 0 and ends the job: exit 0 when verified

@@ -3,8 +3,8 @@
 //! in halves (every task spawns zero or two subtasks).
 
 use clap::Parser;
-use serde_json::{json, Map};
-use uat_bench::{Common, Harness};
+use serde_json::json;
+use uat_bench::{Common, Harness, VsSeq};
 
 /// Counts N-Queens solutions; verified against OEIS A000170 (and the
 /// search-tree node counts for N = 12, 13, 14). Prints one JSON line.
@@ -16,6 +16,8 @@ struct Options {
     n: u32,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    vs_seq: VsSeq,
 }
 
 /// A partial placement: occupied columns and diagonals as bit masks.
@@ -136,8 +138,7 @@ fn main() {
         diag_r: 0,
     };
     let h = Harness::start(gasnet, o.common.clone());
-    let outcome = h.measure(move || solve::<false>(board), || solve::<true>(board));
-    let mut extra = Map::new();
+    let (outcome, mut extra) = h.measure_vs_seq(o.vs_seq, move || solve::<false>(board), || solve::<true>(board));
     if let Some(out) = &outcome {
         extra.insert("nodes".into(), json!(out.value.nodes));
         if let Some(want) = expected_nodes(o.n) {

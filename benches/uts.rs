@@ -7,10 +7,10 @@
 //! index range (every task spawns zero or two subtasks).
 
 use clap::Parser;
-use serde_json::{json, Map};
+use serde_json::json;
 use sha1::{Digest, Sha1};
 use std::arch::x86_64::{__m128i, _mm_set_epi32, _mm_setzero_si128};
-use uat_bench::{Common, Harness};
+use uat_bench::{Common, Harness, VsSeq};
 
 /// Counts the nodes of an unbalanced tree (UTS), in parallel with uni-address
 /// threads. Prints one JSON line; `verified` compares with the published
@@ -47,6 +47,8 @@ struct Options {
     expect_nodes: Option<u64>,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    vs_seq: VsSeq,
 }
 
 /// The tree's parameters, as plain data every task can copy.
@@ -388,13 +390,13 @@ fn main() {
     };
     let seed = o.seed;
     let h = Harness::start(gasnet, o.common.clone());
-    let outcome = h.measure(
+    let (outcome, mut extra) = h.measure_vs_seq(
+        o.vs_seq,
         move || visit::<false>(tree, root(seed)),
         || visit::<true>(tree, root(seed)),
     );
     let reference = published(&o);
     let expected = o.expect_nodes.or(reference.map(|p| p.8));
-    let mut extra = Map::new();
     if let Some(out) = &outcome {
         extra.insert("leaves".into(), json!(out.value.leaves));
         extra.insert("depth".into(), json!(out.value.depth));
