@@ -26,7 +26,9 @@ Experiments (IPSJ JIP 2016 numbering):
   steal      Fig. 13: one steal, phase by phase, per mode
   fad        the mechanism behind Figs. 14-16: a victim computing while the
              other ranks fetch-and-add on it (micro fad), at each rank count
-  seq        Fig. 12: the serial elision of each benchmark (relative times)
+  seq        Fig. 12: each benchmark on one rank against its serial elision,
+             paired in one process (--vs-seq: --reps rounds, the fastest of
+             each and the median of the rounds' ratios)
   scaling    Table 4, Figs. 14-16: strong scaling of BTC, UTS and NQueens for
              {rdma-emulated, am} x {empty check on, off} plus native; steals,
              message-handling share, stack use
@@ -74,8 +76,8 @@ Options:
   --nqueens N         NQueens N (default 15; the paper: 18, and 13 in Fig. 12)
   --cilksort-keys N   keys cilksort sorts in global (default 4194304; over
                       the network at most 1048576)
-  --reps K            repetitions of every scaling run; the report uses the
-                      median time (default 3)
+  --reps K            repetitions of every scaling run (the report uses the
+                      median time) and rounds of Fig. 12 (default 3)
   --quick             tiny inputs (BTC 16, UTS 6, NQueens 9, cilksort 2^16,
                       knapsack 30 items; for tests)
   --timeout S         per-run limit in seconds (default 600)
@@ -397,12 +399,12 @@ if [ "$udp_latency" = 1 ]; then
   job_conduit=udp job_flags=--real-udp job_program=$(udp_micro) run_job latency native na 2 micro-latency
 fi
 
-# --- Fig. 12: the serial elision of each benchmark, in each mode's binary. ---
+# --- Fig. 12: one rank against the serial elision, paired in one process, in each mode's binary. ---
 if want seq; then
   for b in btc uts nqueens; do
     for m in $(list "$modes"); do
       # shellcheck disable=SC2046
-      run_job seq "$m" na 1 $(bench_args "$b") --seq
+      run_job seq "$m" na 1 $(bench_args "$b") --vs-seq "$reps"
     done
   done
 fi

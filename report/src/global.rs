@@ -80,7 +80,13 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     // 1. cilksort at one rank against sort_unstable.
     let (ck, su) = (at("cilksort", 1), at("sort_unstable", 1));
     let base = paired(ck, su, time_ratio);
-    let mut t = Table::new(&["keys", "cilksort 1 rank (s)", "sort_unstable (s)", "cilksort / sort_unstable", "pairs"]);
+    let mut t = Table::new(&[
+        "keys",
+        "cilksort 1 rank (s)",
+        "sort_unstable (s)",
+        "cilksort / sort_unstable",
+        "pairs",
+    ]);
     if !base.is_empty() {
         let keys = ck.first().and_then(|r| r.num(&["params", "n"]));
         t.push(vec![
@@ -101,7 +107,11 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
 
     // 2. Speed-up over one rank, per benchmark.
     let labels: Vec<String> = {
-        let mut l: Vec<String> = local.keys().map(|k| k.0.clone()).filter(|l| l != "sort_unstable").collect();
+        let mut l: Vec<String> = local
+            .keys()
+            .map(|k| k.0.clone())
+            .filter(|l| l != "sort_unstable")
+            .collect();
         l.dedup();
         l
     };
@@ -178,11 +188,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                 si(stat(on, "global_fetched_bytes")),
                 si(stat(off, "global_fetched_bytes"))
             ),
-            format!(
-                "{} / {}",
-                si(stat(on, "cache_hits")),
-                si(stat(on, "cache_misses"))
-            ),
+            format!("{} / {}", si(stat(on, "cache_hits")), si(stat(on, "cache_misses"))),
         ]);
         net_bars.0.push(path.clone());
         net_bars.1.push(median_of(on, Run::time_s));

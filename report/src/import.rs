@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 /// report has no section for.
 fn experiment(line: &Value) -> Option<(&'static str, String)> {
     let bench = line.get("bench")?.as_str()?;
-    let seq = line.get("seq").and_then(Value::as_bool).unwrap_or(false);
+    // A serial elision alone (--seq), or paired with one-rank runs (--vs-seq).
+    let seq = line.get("seq").and_then(Value::as_bool).unwrap_or(false) || line.get("vs_seq").is_some();
     match bench {
         "micro spawn" => Some(("spawn", "micro-spawn".into())),
         "micro latency" => Some(("latency", "micro-latency".into())),
@@ -106,6 +107,8 @@ mod tests {
         let steal = json!({"bench": "micro steal"});
         assert_eq!(experiment(&scaling), Some(("scaling", "uts".into())));
         assert_eq!(experiment(&seq), Some(("seq", "nqueens".into())));
+        let paired = json!({"bench": "btc", "seq": false, "vs_seq": {"rounds": 3}});
+        assert_eq!(experiment(&paired), Some(("seq", "btc".into())));
         assert_eq!(experiment(&steal), Some(("steal", "micro-steal".into())));
         assert_eq!(
             experiment(&json!({"bench": "micro fad"})),
