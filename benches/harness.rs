@@ -150,6 +150,11 @@ impl Harness {
                 ));
             }
             value = Some(p);
+            // Progress on long runs (a round of a second or more).
+            let (tp, tq) = (par_times[par_times.len() - 1], seq_times[seq_times.len() - 1]);
+            if tp + tq >= 1.0 && round < rounds {
+                eprintln!("vs-seq: round {round}/{rounds}: parallel {tp:.3} s, serial {tq:.3} s");
+            }
         }
         let fastest = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
         let (par_s, seq_s) = (fastest(&par_times), fastest(&seq_times));

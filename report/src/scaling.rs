@@ -345,12 +345,21 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
         )?;
         plot::finish(areas)
     });
+    let paired = benches.iter().any(|b| {
+        modes
+            .iter()
+            .any(|m| s.one_rank_vs_seq(b, m, &par_config(m))[3].is_some())
+    });
+    let how = if paired {
+        " — measured in one process (`--vs-seq R`: R rounds of a parallel run then a serial one, \
+         every answer checked; the fastest of each, and the median of the rounds' ratios), so that \
+         a noisy host slows both alike"
+    } else {
+        " (separate runs: the median `--seq` run against the median one-rank run)"
+    };
     let text = format!(
         "Each benchmark on one rank (empty check on) against its serial elision — the same code \
-         with `spawn`/`join` replaced by calls, in the same binary — measured in one process \
-         (`--vs-seq R`: R rounds of a parallel run then a serial one, every answer checked; the \
-         fastest of each, and the median of the rounds' ratios), so that a noisy host slows both \
-         alike. The paper (Fig. 12, {}) found \
+         with `spawn`/`join` replaced by calls, in the same binary{how}. The paper (Fig. 12, {}) found \
          RDMA-emulated within 1.16× of MassiveThreads; the difference between modes here is the \
          spawn path (Table 2). BTC does no work besides creating tasks, so its ratio is the cost of \
          a spawn+join over a function call that the compiler can flatten; UTS (SHA-1 per node) and \

@@ -260,8 +260,8 @@ fn task_panicked() -> ! {
 /// those stores cannot be forwarded from the store buffer (it waits until
 /// they reach the cache). The compiler's own copy used a 16-byte load over
 /// two 8-byte stores of UTS's 24-byte result: on the Zen 4 dev VM a third
-/// of `do_spawn`'s samples, UTS 1.35 -> 1.31 of its `--seq` time
-/// (docs/design.md, "A result's copy on Zen 4").
+/// of `do_spawn`'s samples, UTS 1.35-1.37 -> 1.32-1.34 of its `--seq`
+/// time (docs/design.md, "One rank on a Zen 4 VM").
 #[inline(always)]
 fn run_task_into<F: FnOnce() -> T, T: Copy>(f: F, out: &mut std::mem::MaybeUninit<T>) {
     if std::panic::catch_unwind(AssertUnwindSafe(|| {
