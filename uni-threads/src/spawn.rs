@@ -362,11 +362,13 @@ mod tests {
         unsafe { out.assume_init() }
     }
 
+    /// 24 bytes, returned in memory, with padding inside a word.
     #[derive(Clone, Copy, Debug, PartialEq)]
     struct Padded {
         a: u8,
         b: u64,
         c: u16,
+        d: u64,
     }
 
     #[test]
@@ -382,10 +384,12 @@ mod tests {
         assert_eq!(through_run_task_into([3u16; 9]), [3; 9]);
         assert_eq!(through_run_task_into([5u8; 17]), [5; 17]);
         assert_eq!(through_run_task_into([u64::MAX; 6]), [u64::MAX; 6]);
+        assert_eq!(std::mem::size_of::<Padded>(), 24);
         let p = Padded {
             a: 1,
             b: u64::MAX - 1,
             c: 0xbeef,
+            d: 3,
         };
         assert_eq!(through_run_task_into(p), p);
     }
