@@ -140,18 +140,19 @@ impl Harness {
         for round in 1..=rounds {
             let start = Instant::now();
             let p = self.runtime.run(par).expect("one rank: rank 0 has the root's result");
-            par_times.push(start.elapsed().as_secs_f64());
+            let tp = start.elapsed().as_secs_f64();
             let start = Instant::now();
             let q = seq();
-            seq_times.push(start.elapsed().as_secs_f64());
+            let tq = start.elapsed().as_secs_f64();
             if p != q {
                 self.gasnet.fail(format_args!(
                     "round {round} of --vs-seq: the parallel run computed {p:?}, the serial elision {q:?}"
                 ));
             }
             value = Some(p);
+            par_times.push(tp);
+            seq_times.push(tq);
             // Progress on long runs (a round of a second or more).
-            let (tp, tq) = (par_times[par_times.len() - 1], seq_times[seq_times.len() - 1]);
             if tp + tq >= 1.0 && round < rounds {
                 eprintln!("vs-seq: round {round}/{rounds}: parallel {tp:.3} s, serial {tq:.3} s");
             }
