@@ -1,6 +1,6 @@
 //! The benchmarks' shared harness (this package, `uat-bench`, keeps the
 //! benchmark-only dependencies — rayon, sha1, serde_json — out of `uat`): common flags, the runtime, timing,
-//! verification and the one JSON line (DESIGN.md "Names and contracts").
+//! verification and the one JSON line (docs/design/settings-and-names.md).
 //!
 //! Every benchmark verifies its answer on every run: `verified` is true when
 //! the result matches a known value, false when it does not (the job then

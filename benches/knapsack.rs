@@ -57,7 +57,7 @@ impl Class {
     }
 
     /// (items, range) of the class: ≥ 10^6 nodes for every seed tried
-    /// (docs/design.md, "knapsack").
+    /// (docs/design/global-memory.md, "knapsack").
     fn default_size(self) -> (usize, u64) {
         match self {
             Class::Uncorrelated => (58, 10_000),

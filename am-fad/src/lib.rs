@@ -7,7 +7,7 @@
 //!   spawn, in scheduler loops, while waiting);
 //! - `fad-native`: GASNet-EX atomic domains (`gex_AD`).
 //!
-//! The deque lock word obeys DESIGN.md's "Remote atomics rules": in `native`
+//! The deque lock word obeys docs/design/fetch-and-add.md's "Remote atomics rules": in `native`
 //! mode every access to it goes through the atomic domain (the owner too); in
 //! the AM modes the owner and the AM handler use CPU atomics on it and nothing
 //! uses the atomic domain.

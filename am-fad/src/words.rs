@@ -3,7 +3,7 @@
 //! local atomics — a deque lock (the paper's protocol) or a packed
 //! head/split word (the split protocol) — served in this build's mode.
 //!
-//! How each mode touches the words (DESIGN.md "Remote atomics rules"):
+//! How each mode touches the words (docs/design/fetch-and-add.md, "Remote atomics rules"):
 //! - `native`: only through the GASNet-EX atomic domain, the owner included;
 //! - `am`, `rdma-emulated`: the owner and the AM handler use CPU atomics;
 //!   thieves fetch-and-add by Active Message, read and release with RMA.

@@ -9,7 +9,7 @@
 //! allocated and first touched before the clock starts, in both paths
 //! (`alloc_s` says how long that took): first-touch page faults cost the
 //! same whatever runs next, and a shared-memory page's fault here costs
-//! several microseconds (docs/design.md).
+//! several microseconds (docs/results/2026-11-23-dev2core-global-third/).
 
 use std::time::Instant;
 

@@ -1,6 +1,6 @@
 //! Remote atomics on u64 words: GASNet-EX atomic domains (`gex_AD`).
 //!
-//! The GASNet-EX rule (see DESIGN.md "Remote atomics rules"): while atomic
+//! The GASNet-EX rule (see docs/design/fetch-and-add.md, "Remote atomics rules"): while atomic
 //! domain operations may target a word, *every* access to that word must go
 //! through the same domain: no CPU loads, stores or atomics and no RMA on it,
 //! not even by its owner. Targets are segment addresses of the target rank.
