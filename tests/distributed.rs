@@ -175,6 +175,59 @@ fn idle_ranks_quiesce_on_lifelines_and_are_woken_when_work_appears() {
     assert!(idle_cpu < 0.3, "idle ranks used {idle_cpu} CPU s per wall s: {json}");
 }
 
+/// How this conduit runs ranks that share no memory (each thief's steps on
+/// a victim are network operations the victim's CPU must answer): udp over
+/// real UDP, mpi without PSHM; None on smp.
+fn across_the_network() -> Option<(&'static [&'static str], &'static [(&'static str, &'static str)])> {
+    match uat::CONDUIT.name() {
+        "udp" => Some((&["--real-udp"], &[])),
+        "mpi" => Some((&[], &[("GASNET_SUPERNODE_MAXSIZE", "1")])),
+        _ => None,
+    }
+}
+
+#[test]
+fn idle_ranks_sleep_across_the_network_while_the_root_computes_alone() {
+    // The root computes 400 ms without spawning or polling, then spawns a
+    // tree. Over the network a thief's first operation on it waits for its
+    // next poll: with lifelines on the waiting thief sleeps (its CPU a
+    // quarter of lifelines off at most), and the answer is exact either way.
+    // Under a CPU-bound process: 20/20 on udp and mpi (issue 36's note).
+    let Some((launcher, env)) = across_the_network() else {
+        eprintln!("skipped: smp ranks always share memory (idle_ranks_quiesce... covers it)");
+        return;
+    };
+    for ranks in [2, 4] {
+        let n = ranks.to_string();
+        let idle_cpu = |lifelines: &str| {
+            let mut launcher_args = vec!["-n", n.as_str()];
+            launcher_args.extend_from_slice(launcher);
+            let mut env = env.to_vec();
+            env.push(("UAT_LIFELINES", lifelines));
+            let out = run_job_with_env(
+                &launcher_args,
+                &bin("micro"),
+                &["idle", "--serial-ms", "400", "--depth", "18"],
+                &env,
+            );
+            assert_eq!(out.code, Some(0), "{}", out.describe());
+            let json = out.json();
+            assert_eq!(json["verified"], true, "{}", out.describe());
+            assert_eq!(json["ranks"], ranks);
+            json["idle_ranks_cpu_per_wall"].as_f64().unwrap()
+        };
+        let (on, off) = (idle_cpu("on"), idle_cpu("off"));
+        eprintln!("{ranks} ranks: idle ranks' CPU per wall second: lifelines on {on}, off {off}");
+        // A quarter of lifelines off; or, where the spinning baseline is
+        // itself starved (oversubscribed mpi yields in its progress engine
+        // when a CPU-bound process shares the cores), a twentieth of a core.
+        assert!(
+            on <= 0.25 * off || on <= 0.05,
+            "{ranks} ranks: idle ranks used {on} CPU s per wall s with lifelines on, {off} off"
+        );
+    }
+}
+
 #[test]
 fn a_panic_on_rank_1_of_3_ends_the_job_quickly() {
     let start = Instant::now();

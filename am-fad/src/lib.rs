@@ -57,6 +57,7 @@ pub const MODE: Mode = Mode::Am;
 #[cfg(all(feature = "fad-native", not(any(feature = "fad-am", feature = "fad-rdma-emulated"))))]
 pub const MODE: Mode = Mode::Native;
 
+pub mod attention;
 pub mod global;
 pub mod poller;
 #[cfg(not(feature = "fad-native"))]
@@ -65,7 +66,8 @@ pub mod sleep;
 mod words;
 
 pub use global::{AtomicOp, GlobalAtomics};
-pub use words::{raise_attention, DequeAtomics, ATTENTION_PERIODIC, ATTENTION_REQUEST};
+pub use attention::AttentionBits;
+pub use words::{raise_attention, DequeAtomics};
 
 /// TSC cycles this process has spent in fetch-and-add request handlers
 /// (0 in `native` mode, where GASNet serves the atomics itself).

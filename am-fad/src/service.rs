@@ -210,10 +210,9 @@ fn call<const N: usize>(gasnet: Gasnet, rank: u32, handler: u8, args: [Arg; N]) 
             crate::sleep::Wake::Service,
         );
     }
-    while !slot.done.load(Ordering::Acquire) {
-        gasnet.poll();
-        std::hint::spin_loop();
-    }
+    // The reply arrives when the target polls: wait with the caller's
+    // patience (gasnet_sys::wait).
+    gasnet_sys::wait::until(gasnet, || slot.done.load(Ordering::Acquire));
     let result = (!slot.refused.load(Ordering::Relaxed)).then(|| slot.value.load(Ordering::Relaxed));
     slot.busy.store(false, Ordering::Release);
     result

@@ -8,6 +8,18 @@ use crate::{raw, Gasnet};
 pub struct Event(Option<raw::gex_Event_t>);
 
 impl Event {
+    /// Wraps an event GASNet returned (`GEX_EVENT_INVALID`, a null pointer,
+    /// for an operation complete at initiation).
+    pub(crate) fn started(ev: raw::gex_Event_t) -> Event {
+        Event((!ev.is_null()).then_some(ev))
+    }
+
+    /// Polls until the operation has completed, with the thread's
+    /// [`crate::wait`] patience.
+    pub(crate) fn complete(mut self, gasnet: Gasnet) {
+        crate::wait::until(gasnet, || self.test());
+    }
+
     /// Whether the operation has completed (polls nothing itself).
     pub fn test(&mut self) -> bool {
         match self.0 {
