@@ -385,7 +385,7 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
     let mut m = header(rt, "micro steal");
     m.insert(
         "params".into(),
-        json!({"depth": depth, "reps": reps, "min_steals": min_steals, "empty_check": rt.config().empty_check}),
+        json!({"depth": depth, "reps": reps, "min_steals": min_steals, "empty_check": rt.config().get_empty_check()}),
     );
     m.insert("steals".into(), json!(total.steals_succeeded));
     m.insert("attempts".into(), json!(total.steals_attempted));

@@ -35,6 +35,9 @@ enum Case {
     /// Two runs: the first with a certain steal, the second spawning
     /// nothing; prints each run's stats (one JSON line per run).
     RunTwice,
+    /// Rank 1 starts the runtime with another lifeline graph
+    /// (`UAT_LIFELINE_Z`) than rank 0: the start is refused.
+    SettingsDisagree,
 }
 
 /// Runs one deliberate misuse inside the runtime.
@@ -99,7 +102,10 @@ fn tree(depth: u32, force: bool) -> u64 {
 
 fn main() {
     let (gasnet, opt) = uat::cli::start::<Options>("misuse");
-    let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
+    let mut config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
+    if opt.case == Case::SettingsDisagree && gasnet.rank() == 1 {
+        config = config.lifeline_dimensions(3);
+    }
     // SAFETY: every case but vec-across-spawn keeps only numbers across
     // spawn and join; vec-across-spawn breaks the contract on purpose, to
     // show what happens (a wrong answer or a crash) and what the migration
@@ -180,6 +186,7 @@ fn main() {
                 }
             }
         }
+        Case::SettingsDisagree => {}
         Case::RunTwice => {
             for (run, spawn) in [(1, true), (2, false)] {
                 let got = rt.run(move || if spawn { tree(10, true) } else { 1 << 10 });

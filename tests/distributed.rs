@@ -262,13 +262,16 @@ fn a_killed_rank_ends_the_job_quickly() {
             }
             std::thread::sleep(Duration::from_millis(500));
             let pid = std::fs::read_to_string(&pid_file).expect("rank 1 wrote its pid");
+            // A rank keeps its program's name after the address-fixing
+            // re-execution (ps, top, pkill, perf show it).
+            let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid.trim())).unwrap_or_default();
             let killed_at = Instant::now();
             let status = std::process::Command::new("kill")
                 .args(["-9", pid.trim()])
                 .status()
                 .unwrap();
             assert!(status.success());
-            killed_at
+            (killed_at, comm)
         })
     };
     let out = run_job(
@@ -277,7 +280,8 @@ fn a_killed_rank_ends_the_job_quickly() {
         &["spin", "--pid-dir", dir.to_str().unwrap()],
     );
     let ended = Instant::now();
-    let killed_at = killer.join().unwrap();
+    let (killed_at, comm) = killer.join().unwrap();
+    assert_eq!(comm.trim(), "fault", "rank 1's name in /proc/<pid>/comm");
     assert!(
         ended - killed_at < Duration::from_secs(10),
         "the job went on {:?} after the kill",
@@ -295,6 +299,45 @@ fn a_killed_rank_ends_the_job_quickly() {
         out.describe()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn force_steal_in_the_environment_makes_a_steal_certain_in_any_program() {
+    // fib(5) spawns a handful of tasks: without UAT_FORCE_STEAL a steal is
+    // luck. The launch prints its run's counters with UAT_VERBOSE.
+    for n in multi_rank_counts() {
+        let out = run_job_with_env(
+            &["-n", &n.to_string()],
+            &common::example("fib"),
+            &["5"],
+            &[("UAT_FORCE_STEAL", "1"), ("UAT_VERBOSE", "on")],
+        );
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        assert_eq!(out.stdout.trim(), "5", "{}", out.describe());
+        let steals: u64 = out
+            .stderr
+            .split("\"steals_succeeded\":")
+            .nth(1)
+            .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no steals_succeeded in the run stats: {}", out.describe()));
+        assert!(steals >= 1, "{n} ranks: no steal: {}", out.describe());
+    }
+}
+
+#[test]
+fn verbose_off_prints_nothing_extra() {
+    let quiet = run_job(&["-n", "2"], &common::example("fib"), &["10"]);
+    let off = run_job_with_env(&["-n", "2"], &common::example("fib"), &["10"], &[("UAT_VERBOSE", "off")]);
+    let on = run_job_with_env(&["-n", "2"], &common::example("fib"), &["10"], &[("UAT_VERBOSE", "on")]);
+    for out in [&quiet, &off, &on] {
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        assert_eq!(out.stdout.trim(), "55", "{}", out.describe());
+    }
+    assert!(!off.stderr.contains("uat: run stats"), "{}", off.describe());
+    assert!(!off.stderr.contains("uni-address threads:"), "{}", off.describe());
+    assert!(on.stderr.contains("uat: run stats"), "{}", on.describe());
+    assert!(on.stderr.contains("UAT_VERBOSE=on"), "the start-up description lists the settings: {}", on.describe());
 }
 
 #[test]

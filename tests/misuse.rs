@@ -44,6 +44,20 @@ fn assert_refused(out: &JobOutput, took: Duration, what: &[&str]) {
 }
 
 #[test]
+fn a_setting_that_differs_between_ranks_is_refused_at_start_up() {
+    let (out, took) = misuse("settings-disagree", &[], &[]);
+    assert_refused(
+        &out,
+        took,
+        &[
+            "UAT_LIFELINE_Z must be the same on every rank",
+            "UAT_LIFELINE_Z=3 on rank 1",
+            "UAT_LIFELINE_Z=auto on rank 0",
+        ],
+    );
+}
+
+#[test]
 fn spawn_from_an_os_thread_inside_a_task_is_refused() {
     let (out, took) = misuse("spawn-on-thread", &[], &[]);
     assert_refused(&out, took, &["uat::spawn was called from an OS thread", "Rule:"]);

@@ -25,27 +25,8 @@ compile_error!("uat: select a fetch-and-add mode: build with exactly one of the 
 ))]
 compile_error!("uat: select exactly one fetch-and-add mode: two or more of the cargo features `uat/fad-native`, `uat/fad-am`, `uat/fad-rdma-emulated` are on (cargo unifies features: look for another crate of the build enabling one)");
 
-/// A fetch-and-add mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// AMs served by a communication-assisting polling thread.
-    RdmaEmulated,
-    /// AMs served by the worker at its poll points.
-    Am,
-    /// GASNet-EX remote atomics.
-    Native,
-}
-
-impl Mode {
-    /// The mode's name in JSON and on command lines.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mode::RdmaEmulated => "rdma-emulated",
-            Mode::Am => "am",
-            Mode::Native => "native",
-        }
-    }
-}
+/// A fetch-and-add mode (its names are declared in `uat-rules`).
+pub use uat_rules::FadMode as Mode;
 
 /// The mode selected by this build's cargo feature.
 #[cfg(all(feature = "fad-rdma-emulated", not(any(feature = "fad-am", feature = "fad-native"))))]

@@ -65,4 +65,16 @@ impl Gasnet {
     pub fn barrier(self) {
         self.barrier_nb().wait()
     }
+
+    /// Rank `root`'s `data` into every rank's `data` (the same length on
+    /// every rank). Collective: every rank calls it, in the same order.
+    /// Needs no segment: it may run before one is attached.
+    pub fn broadcast(self, root: u32, data: &mut [u8]) {
+        assert!(root < self.size(), "broadcast from rank {root} of a {}-rank job", self.size());
+        let src = data.to_vec();
+        // SAFETY: init succeeded; dst and src are valid local buffers of
+        // data.len() bytes that outlive the operation, completed below.
+        let ev = unsafe { raw::uat_broadcast_nb(root, data.as_mut_ptr() as *mut _, src.as_ptr() as *const _, data.len()) };
+        Event(Some(ev)).wait();
+    }
 }

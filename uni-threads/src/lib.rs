@@ -85,7 +85,7 @@ mod victim;
 mod worker;
 
 pub use arena::ARENA_BASE;
-pub use config::{CacheFault, Config, ConfigError, PollerCores, StealProtocol};
+pub use config::{CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol};
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};

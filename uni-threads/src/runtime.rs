@@ -111,6 +111,7 @@ impl Runtime {
                 deque::MAX_CAPACITY
             )));
         }
+        check_settings_agree(gasnet, &config)?;
         let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
@@ -522,9 +523,9 @@ where
 /// How a polling thread waits: `UAT_POLLER` if set, else spin when this
 /// host has a core for every rank's worker and poller.
 pub(crate) fn poller_mode(gasnet: Gasnet, config: &Config) -> am_fad::poller::PollerMode {
-    match config.poller_yield {
-        Some(true) => am_fad::poller::PollerMode::Yield,
-        Some(false) => am_fad::poller::PollerMode::Spin,
+    match config.poller {
+        Some(crate::config::PollerWait::Yield) => am_fad::poller::PollerMode::Yield,
+        Some(crate::config::PollerWait::Spin) => am_fad::poller::PollerMode::Spin,
         None => am_fad::poller::default_mode(gasnet.host_ranks().len()),
     }
 }
@@ -577,13 +578,38 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
         return Err(StartError::Other(format!(
             "rank {} differs from rank 0 in {}: {:#x} here, {:#x} on rank 0. All ranks must run the same executable, \
              from the same file on every node, at the same addresses: uat re-executes each process once with address \
-             randomisation off (uat::addresses; check that UAT_FIX_ADDRESSES is not 0 and that personality(2) is allowed), \
+             randomisation off (uat::addresses; check that UAT_FIX_ADDRESSES is not off and that personality(2) is allowed), \
              or link the program non-PIE (-C link-arg=-no-pie)",
             gasnet.rank(),
             what[i],
             mine[i],
             theirs[i]
         )));
+    }
+    Ok(())
+}
+
+/// The settings every rank must share (`Config::SETTINGS`' `agree`) are
+/// rank 0's on every rank: a rank that differs ends the job naming the
+/// variable and both values. Runs before the arena is mapped (its layout
+/// comes from some of these settings), with a broadcast that needs none.
+fn check_settings_agree(gasnet: Gasnet, config: &Config) -> Result<(), StartError> {
+    const BYTES: usize = 4096;
+    let mine: Vec<(&str, String)> = config.agreement().into_iter().map(|(var, _, show)| (var, show)).collect();
+    let text: String = mine.iter().map(|(var, show)| format!("{var}={show}\n")).collect();
+    let mut buf = [0u8; BYTES];
+    let n = text.len().min(BYTES);
+    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+    gasnet.broadcast(0, &mut buf);
+    let root = String::from_utf8_lossy(&buf);
+    for ((var, show), line) in mine.iter().zip(root.lines()) {
+        let theirs = line.strip_prefix(var).and_then(|l| l.strip_prefix('=')).unwrap_or(line);
+        if theirs != show {
+            return Err(StartError::Other(format!(
+                "{var} must be the same on every rank: {var}={show} on rank {}, but {var}={theirs} on rank 0",
+                gasnet.rank()
+            )));
+        }
     }
     Ok(())
 }
@@ -636,7 +662,7 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
     format!(
         "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{} \
          stack={} deque={} entries future_cells={} rdma_region={} guard={} \
-         steal_protocol={} poll_interval={} empty_check={} lifelines={} check_migration={} poller={}",
+         steal_protocol={} poll_interval={} empty_check={} lifelines={} check_migration={} poller={}\n  settings: {}",
         gasnet_sys::CONDUIT.name(),
         am_fad::MODE.name(),
         l.lo(),
@@ -660,5 +686,6 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
                 p.mode.name(),
                 p.core.map_or(String::new(), |c| format!("@core{c}"))
             )),
+        c.describe_settings(),
     )
 }
