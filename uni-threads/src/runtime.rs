@@ -341,10 +341,32 @@ impl Runtime {
             .collect()
     }
 
-    /// Rank 0's `value`, on every rank (collective).
+    /// A collective's global-memory ordering: a release point before it
+    /// (this process's cached writes reach their home before any rank
+    /// learns of them through it) and an acquire point after (what other
+    /// ranks wrote before it is fetched anew). Global memory written on the
+    /// runtime's thread between runs needs it: no task's end releases it.
+    fn collective_fence<R>(&self, f: impl FnOnce() -> R) -> R {
+        let w = worker();
+        w.memory.release_point(w);
+        let r = f();
+        w.memory.acquire_point(w);
+        r
+    }
+
+    /// A barrier over all ranks (collective), ordering global memory as a
+    /// run's start and end do: every rank's writes before it are seen by
+    /// every rank after it.
+    pub fn barrier(&self) {
+        collective_outside_tasks("Runtime::barrier");
+        self.collective_fence(|| self.gasnet.barrier())
+    }
+
+    /// Rank 0's `value`, on every rank (collective; orders global memory as
+    /// [`Runtime::barrier`] does).
     pub fn broadcast(&self, value: u64) -> u64 {
         collective_outside_tasks("Runtime::broadcast");
-        collective::broadcast(self.gasnet, &worker().layout, &[value])[0]
+        self.collective_fence(|| collective::broadcast(self.gasnet, &worker().layout, &[value])[0])
     }
 
     /// Rank 0's `value` (which must be `Some` there), on every rank
@@ -361,18 +383,21 @@ impl Runtime {
         } else if self.gasnet.rank() == 0 {
             crate::fatal::fatal(format_args!("Runtime::broadcast_value: rank 0 has no value"));
         }
-        let got = collective::broadcast(self.gasnet, &worker().layout, &words);
+        let got = self.collective_fence(|| collective::broadcast(self.gasnet, &worker().layout, &words));
         // SAFETY: rank 0 wrote a T's bytes into these words.
         unsafe { std::ptr::read_unaligned(got.as_ptr().cast::<T>()) }
     }
 
-    /// Sums `value` over all ranks (collective); the sum on rank 0, 0 elsewhere.
+    /// Sums `value` over all ranks (collective; orders global memory as
+    /// [`Runtime::barrier`] does); the sum on rank 0, 0 elsewhere.
     pub fn sum_over_ranks(&self, value: u64) -> u64 {
         collective_outside_tasks("Runtime::sum_over_ranks");
-        collective::gather(self.gasnet, &worker().layout, &[value])
-            .iter()
-            .map(|w| w[0])
-            .sum()
+        self.collective_fence(|| {
+            collective::gather(self.gasnet, &worker().layout, &[value])
+                .iter()
+                .map(|w| w[0])
+                .sum()
+        })
     }
 
     /// How this build's remote fetch-and-adds travel on this job:
@@ -407,6 +432,8 @@ impl Runtime {
     /// barrier, once no rank needs this one's service any more.
     pub fn exit(&self, code: i32) -> ! {
         collective_outside_tasks("Runtime::exit");
+        let w = worker();
+        w.memory.release_point(w);
         if let Some(poller) = worker().poller.borrow_mut().take() {
             poller.stop();
         }

@@ -145,7 +145,9 @@ impl LocalHeap {
     /// says why it is not a live block of this zone.
     fn release(&self, data: usize) -> Result<(), &'static str> {
         let (lo, hi) = self.zones.local;
-        if data < lo + HEADER || data >= hi || !data.is_multiple_of(HEADER) {
+        // `data == hi` is the block of an empty allocation in the zone's last
+        // header: a live block like any other.
+        if data < lo + HEADER || data > hi || !data.is_multiple_of(HEADER) {
             return Err("not a block of this rank's global heap");
         }
         let start = data - HEADER;
@@ -339,5 +341,19 @@ mod tests {
         assert!(h.alloc((1 << 20) - HEADER).is_some());
         assert!(h.alloc(1).is_none());
         assert_eq!(h.release(12345), Err("not a block of this rank's global heap"));
+    }
+
+    #[test]
+    fn an_empty_allocation_in_the_zones_last_header_can_be_freed() {
+        let h = LocalHeap::new(zones());
+        let (lo, hi) = zones().local;
+        let all_but_one_header = h.alloc(hi - lo - 2 * HEADER).unwrap();
+        let empty = h.alloc(0).unwrap();
+        assert_eq!(empty, hi, "its data address is the zone's end");
+        assert!(h.alloc(0).is_none());
+        h.release(empty).unwrap();
+        h.release(all_but_one_header).unwrap();
+        assert_eq!(h.release(hi + HEADER), Err("not a block of this rank's global heap"));
+        assert_eq!(h.free_bytes(), hi - lo);
     }
 }
