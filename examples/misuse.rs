@@ -35,6 +35,11 @@ enum Case {
     /// Two runs: the first with a certain steal, the second spawning
     /// nothing; prints each run's stats (one JSON line per run).
     RunTwice,
+    /// Every rank sends every other rank's Active Message handlers a few
+    /// thousand random payloads (`uat::fuzz_handlers`) inside a run, then
+    /// computes with steals: each message is refused or harmless and the
+    /// answer stays exact.
+    Fuzz,
     /// Rank 1 starts the runtime with another lifeline graph
     /// (`UAT_LIFELINE_Z`) than rank 0: the start is refused.
     SettingsDisagree,
@@ -52,6 +57,12 @@ struct Options {
     /// has been stolen (on 2 or more ranks).
     #[arg(long)]
     force_steal: bool,
+    /// fuzz: messages per handler and target.
+    #[arg(long, default_value_t = 2000)]
+    count: u32,
+    /// fuzz: the seed of the random payloads.
+    #[arg(long, default_value_t = 32)]
+    seed: u64,
 }
 
 thread_local! {
@@ -187,6 +198,43 @@ fn main() {
             }
         }
         Case::SettingsDisagree => {}
+        Case::Fuzz => {
+            let (count, seed) = (opt.count, opt.seed);
+            // Rank 0 (the root) fuzzes every other rank, then the root's
+            // continuation is stolen (certainly: the child waits for it) and
+            // fuzzes every other rank from the thief's rank. Returns the
+            // messages sent and a bit per sending rank.
+            let fuzz_from_here = move || {
+                let here = uat::current_rank();
+                let sent: u64 = (0..ranks)
+                    .filter(|&t| t != here)
+                    .map(|t| uat::fuzz_handlers(t, count, seed))
+                    .sum();
+                (sent, 1u64 << here.min(63))
+            };
+            let fuzzed = rt.run(move || {
+                let (a, from_a) = fuzz_from_here();
+                let child = uat::spawn(|| {
+                    uat::wait_until_parent_stolen();
+                    0u64
+                });
+                let (b, from_b) = fuzz_from_here();
+                let _ = child.join();
+                [a + b, from_a | from_b]
+            });
+            let got = rt.run(move || tree(14, true));
+            let stats = rt.stats();
+            if let (Some([sent, senders]), Some(got)) = (fuzzed, got) {
+                println!(
+                    "{{\"case\":\"fuzz\",\"sent\":{sent},\"senders\":{senders},\"result\":{got},\"expected\":{},\"steals_succeeded\":{}}}",
+                    1u64 << 14,
+                    stats.steals_succeeded
+                );
+                if got != 1 << 14 {
+                    gasnet.fail("fuzz: WRONG ANSWER");
+                }
+            }
+        }
         Case::RunTwice => {
             for (run, spawn) in [(1, true), (2, false)] {
                 let got = rt.run(move || if spawn { tree(10, true) } else { 1 << 10 });
@@ -201,7 +249,10 @@ fn main() {
         }
     }
     gasnet.barrier();
-    if opt.case != Case::VecAcrossSpawn && opt.case != Case::Malformed && opt.case != Case::RunTwice {
+    if !matches!(
+        opt.case,
+        Case::VecAcrossSpawn | Case::Malformed | Case::RunTwice | Case::Fuzz
+    ) {
         gasnet.fail("the misuse was not detected");
     }
     rt.exit(0);

@@ -41,6 +41,7 @@ pub const MODE: Mode = Mode::Native;
 pub mod attention;
 pub mod global;
 pub mod poller;
+pub mod refusals;
 #[cfg(not(feature = "fad-native"))]
 pub mod service;
 pub mod sleep;
@@ -83,6 +84,31 @@ pub fn send_malformed_request(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
         let _ = (gasnet, rank);
         false
     }
+}
+
+/// Test support: in the AM modes, sends `rank` `count` fetch-and-add and
+/// `count` global atomic requests with random payloads at the handlers'
+/// edges (see `service::fuzz`) and returns how many; in `native` mode (no
+/// such handlers) sends nothing and returns 0.
+#[doc(hidden)]
+pub fn fuzz_service(gasnet: gasnet_sys::Gasnet, rank: u32, count: u32, next: &mut dyn FnMut() -> u64) -> u64 {
+    #[cfg(not(feature = "fad-native"))]
+    return service::fuzz(gasnet, rank, count, next);
+    #[cfg(feature = "fad-native")]
+    {
+        let _ = (gasnet, rank, count, next);
+        0
+    }
+}
+
+/// Test support: fetch-and-add replies this process has refused (0 in
+/// `native` mode).
+#[doc(hidden)]
+pub fn fuzz_replies_refused() -> u64 {
+    #[cfg(not(feature = "fad-native"))]
+    return service::replies_refused();
+    #[cfg(feature = "fad-native")]
+    0
 }
 
 /// How often (in spawns) the worker polls for Active Messages at spawn

@@ -124,13 +124,18 @@ pub fn handlers() -> [Handler; 2] {
 /// after it), and read by the handler.
 static SLOT_OWNERS: [AtomicU32; MAX_LIFELINES] = [const { AtomicU32::new(0) }; MAX_LIFELINES];
 
+/// Refused LIFELINE_REGISTER and LIFELINE_WAKE messages (the first few
+/// reported in full).
+static REFUSED_REGISTRATIONS: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("lifeline registrations");
+static REFUSED_WAKES: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("lifeline wake-ups");
+
 extern "C" fn on_register(token: Token, dim: Arg) {
     let owner = SLOT_OWNERS
         .get(dim as usize)
         .map_or(0, |o| o.load(Ordering::Acquire));
     if owner != token.source() + 1 {
-        gasnet_sys::report(format_args!(
-            "warning: refused a lifeline registration from rank {} for dimension {dim}: {}",
+        REFUSED_REGISTRATIONS.refuse(format_args!(
+            "refused a lifeline registration from rank {} for dimension {dim}: {}",
             token.source(),
             match owner {
                 0 => "no lifeline of that dimension ends here".to_string(),
@@ -146,8 +151,8 @@ extern "C" fn on_register(token: Token, dim: Arg) {
 extern "C" fn on_wake(token: Token, lo: Arg, hi: Arg) {
     let tag = join_u64(lo, hi);
     if tag & ((1 << WAKER_BITS) - 1) != token.source() as u64 + 1 {
-        gasnet_sys::report(format_args!(
-            "warning: refused a lifeline wake-up from rank {} naming another waker ({tag:#x})",
+        REFUSED_WAKES.refuse(format_args!(
+            "refused a lifeline wake-up from rank {} naming another waker ({tag:#x})",
             token.source()
         ));
         return;

@@ -96,6 +96,8 @@ static LOCAL_LO: AtomicUsize = AtomicUsize::new(0);
 static LOCAL_HI: AtomicUsize = AtomicUsize::new(0);
 /// GLOBAL_FREE messages refused by this rank.
 static REFUSED: AtomicU64 = AtomicU64::new(0);
+/// Their reports (the first few in full).
+static REFUSALS: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("GLOBAL_FREE messages");
 /// The heap, for the handler (a `&'static` of the installed worker's).
 static HEAP: std::sync::OnceLock<&'static LocalHeap> = std::sync::OnceLock::new();
 
@@ -292,6 +294,18 @@ pub fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
     }
 }
 
+/// Test support (the fuzzer): whether `data` is the data address of a live
+/// block of `rank`'s local zone (its header word says so; the zone's end
+/// included: an empty allocation in its last header).
+pub fn is_live(w: &Worker, rank: u32, data: usize) -> bool {
+    let (lo, hi) = w.memory.heap.zones().local;
+    if data < lo + HEADER || data > hi || !data.is_multiple_of(8) {
+        return false;
+    }
+    let header = remote(w.gasnet, rank, data - HEADER);
+    w.memory.atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+}
+
 extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
     let data = join_u64(lo, hi) as usize;
     let result = match HEAP.get() {
@@ -300,8 +314,8 @@ extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
     };
     if let Err(why) = result {
         REFUSED.fetch_add(1, Ordering::Relaxed);
-        gasnet_sys::report(format_args!(
-            "warning: refused a GLOBAL_FREE from rank {} for {data:#x}: {why}",
+        REFUSALS.refuse(format_args!(
+            "refused a GLOBAL_FREE from rank {} for {data:#x}: {why}",
             token.source()
         ));
     }
