@@ -278,7 +278,11 @@ fn solve<const SEQ: bool>() -> (u64, u64) {
     let best = GlobalAtomicU64::new(0);
     RANK_BEST.store(0, Relaxed);
     let nodes = search::<SEQ>(best, instance().root());
-    let optimum = if SEQ { RANK_BEST.load(Relaxed) } else { best.load(Relaxed) };
+    let optimum = if SEQ {
+        RANK_BEST.load(Relaxed)
+    } else {
+        best.load(Relaxed)
+    };
     best.free();
     (optimum, nodes)
 }

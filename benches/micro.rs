@@ -205,9 +205,9 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     // Everyone else waits in a barrier, which polls: in `am` mode that is
     // where rank 1 serves the requests.
     let fadd = if g.rank() == 0 {
-        let ok = uat::bench_fetch_add(peer, 1).is_some();
+        let ok = uat::testing::bench_fetch_add(peer, 1).is_some();
         let us = uat_bench::mean_us(iters, || {
-            black_box(uat::bench_fetch_add(peer, 1));
+            black_box(uat::testing::bench_fetch_add(peer, 1));
         });
         ok.then_some(us)
     } else {
@@ -216,7 +216,7 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     g.barrier();
     // A request outside the registered words must be refused (AM modes).
     let refused = if g.rank() == 0 && uat::MODE != uat::Mode::Native {
-        Some(uat::bench_fetch_add_unregistered(peer).is_none())
+        Some(uat::testing::bench_fetch_add_unregistered(peer).is_none())
     } else {
         None
     };
@@ -286,12 +286,12 @@ fn fad_main(rt: &uat::Runtime, per_rank: u64, work: u64, table: bool) -> bool {
     } else {
         let t = Instant::now();
         for _ in 0..per_rank {
-            refused |= uat::bench_fetch_add(0, 1).is_none();
+            refused |= uat::testing::bench_fetch_add(0, 1).is_none();
         }
         lat = t.elapsed().as_secs_f64() * 1e6 / per_rank as f64;
     }
     g.barrier();
-    let total = uat::bench_fetch_add(0, 0);
+    let total = uat::testing::bench_fetch_add(0, 0);
     let lat_sum = rt.sum_over_ranks((lat * 1000.0) as u64);
     let refused_any = rt.sum_over_ranks(refused as u64) > 0;
     if g.rank() != 0 {
@@ -350,7 +350,7 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
         if let Some(tasks) = rt.run(move || {
             if force {
                 let waiter = uat::spawn(|| {
-                    uat::wait_until_parent_stolen();
+                    uat::testing::wait_until_parent_stolen();
                     0u64
                 });
                 btc(depth) + waiter.join()
@@ -425,21 +425,21 @@ struct Spinner {
 /// have reached this rank's counter.
 fn spin_spawning(fads: u64) -> Spinner {
     // Certain: another rank runs the root's continuation, which hammers.
-    uat::wait_until_parent_stolen();
+    uat::testing::wait_until_parent_stolen();
     let mut s = Spinner::default();
     loop {
-        let counter = uat::bench_word();
+        let counter = uat::testing::bench_word();
         if counter >= fads {
             s.counter = counter;
             return s;
         }
-        let raised = uat::attention_raised();
-        let served = uat::fetch_adds_served();
+        let raised = uat::testing::attention_raised();
+        let served = uat::testing::fetch_adds_served();
         let _ = uat::spawn(move || leaf(counter)).join();
         s.spawns += 1;
         if raised {
             s.polling += 1;
-            s.serving += (uat::fetch_adds_served() > served) as u64;
+            s.serving += (uat::testing::fetch_adds_served() > served) as u64;
         }
     }
 }
@@ -456,7 +456,7 @@ fn attention_main(rt: &uat::Runtime, fads: u64, table: bool) -> bool {
         let start = Instant::now();
         let mut answered = 0u64;
         for _ in 0..fads {
-            answered += uat::bench_fetch_add(0, 1).is_some() as u64;
+            answered += uat::testing::bench_fetch_add(0, 1).is_some() as u64;
         }
         let ns = start.elapsed().as_nanos() as u64;
         (spinner.join(), ns, hammer, answered as u32)
@@ -620,7 +620,11 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
     // root's answer (the ranks must read one clock: one host).
     let serial_end = rt.broadcast(run.map_or(0, |(_, end)| end));
     let first = FIRST_TASK_NS.load(std::sync::atomic::Ordering::Relaxed);
-    let mine = if first == 0 { 0 } else { first.saturating_sub(serial_end).max(1) };
+    let mine = if first == 0 {
+        0
+    } else {
+        first.saturating_sub(serial_end).max(1)
+    };
     let me = rt.gasnet().rank();
     let to_first_task: Vec<u64> = (0..rt.gasnet().size())
         .map(|r| rt.sum_over_ranks(if r == me { mine } else { 0 }))

@@ -53,14 +53,18 @@ fn fresh_zeroed(home: u32) -> u64 {
 /// The flag/data pattern between two tasks on two ranks: returns what the
 /// reader saw before and after the flag, and the rank it ran on.
 fn flag_data(relaxed: bool) -> (u64, u64, u32) {
-    let (release, acquire) = if relaxed { (Relaxed, Relaxed) } else { (Release, Acquire) };
+    let (release, acquire) = if relaxed {
+        (Relaxed, Relaxed)
+    } else {
+        (Release, Acquire)
+    };
     let data = GlobalSlice::<u64>::alloc_on(0, 1);
     let flag = GlobalAtomicU64::new(0);
     let ready = GlobalAtomicU64::new(0);
     let writer = uat::spawn(move || {
         // Runs here while the continuation (the reader) moves to another
         // rank; writes once the reader has cached `data`.
-        uat::wait_until_parent_stolen();
+        uat::testing::wait_until_parent_stolen();
         while ready.load(Acquire) == 0 {
             uat::poll_point();
         }

@@ -116,7 +116,7 @@ fn count_leaves(n: usize) -> u64 {
 /// caller continues on.
 fn migrate() -> u32 {
     let h = uat::spawn(|| {
-        uat::wait_until_parent_stolen();
+        uat::testing::wait_until_parent_stolen();
         0u8
     });
     let here = uat::current_rank();

@@ -15,7 +15,7 @@ fn main() {
                 let child = uat::spawn(|| {
                     let mut spins = 0u64;
                     // No spawn, no poll point: the owner never helps.
-                    while uat::ranks() > 1 && !uat::parent_stolen() {
+                    while uat::ranks() > 1 && !uat::testing::parent_stolen() {
                         spins += 1;
                         std::hint::spin_loop();
                     }

@@ -36,7 +36,7 @@ enum Case {
     /// nothing; prints each run's stats (one JSON line per run).
     RunTwice,
     /// Every rank sends every other rank's Active Message handlers a few
-    /// thousand random payloads (`uat::fuzz_handlers`) inside a run, then
+    /// thousand random payloads (`uat::testing::fuzz_handlers`) inside a run, then
     /// computes with steals: each message is refused or harmless and the
     /// answer stays exact.
     Fuzz,
@@ -79,7 +79,7 @@ fn vec_tree(depth: u32, top: u32, force: bool) -> u64 {
     let v: Vec<u64> = (0..depth as u64).collect();
     let h = uat::spawn(move || {
         if force && depth == top {
-            uat::wait_until_parent_stolen();
+            uat::testing::wait_until_parent_stolen();
         }
         vec_tree(depth - 1, top, force)
     });
@@ -102,7 +102,7 @@ fn tree(depth: u32, force: bool) -> u64 {
     let (a, b) = uat::join(
         move || {
             if force {
-                uat::wait_until_parent_stolen();
+                uat::testing::wait_until_parent_stolen();
             }
             tree(depth - 1, false)
         },
@@ -183,7 +183,7 @@ fn main() {
             gasnet.fail("the misuse was not detected");
         }
         Case::Malformed => {
-            let sent = rt.run(move || uat::send_malformed_messages(1 % ranks));
+            let sent = rt.run(move || uat::testing::send_malformed_messages(1 % ranks));
             let got = rt.run(move || tree(14, true));
             let stats = rt.stats();
             if let (Some(sent), Some(got)) = (sent, got) {
@@ -208,14 +208,14 @@ fn main() {
                 let here = uat::current_rank();
                 let sent: u64 = (0..ranks)
                     .filter(|&t| t != here)
-                    .map(|t| uat::fuzz_handlers(t, count, seed))
+                    .map(|t| uat::testing::fuzz_handlers(t, count, seed))
                     .sum();
                 (sent, 1u64 << here.min(63))
             };
             let fuzzed = rt.run(move || {
                 let (a, from_a) = fuzz_from_here();
                 let child = uat::spawn(|| {
-                    uat::wait_until_parent_stolen();
+                    uat::testing::wait_until_parent_stolen();
                     0u64
                 });
                 let (b, from_b) = fuzz_from_here();

@@ -22,7 +22,14 @@
 /// `#[derive(clap::Parser)]` find it without a dependency of its own).
 pub use clap;
 pub use gasnet_sys as gasnet;
-pub use uni_threads::*;
+/// Test support (`testing` feature; this workspace's own builds enable it).
+#[cfg(feature = "testing")]
+pub use uni_threads::testing;
+pub use uni_threads::{
+    current_rank, fad_poller, for_each, global, is_running, join, poll_point, ranks, reduce, rules, spawn, stats,
+    tsc_hz, CacheFault, Config, ConfigError, Field, JoinHandle, Mode, PollerCores, PollerWait, Runtime, Setting,
+    StartError, Stats, StealProtocol, Unit, MODE,
+};
 
 pub mod addresses;
 pub mod cli;

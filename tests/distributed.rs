@@ -175,10 +175,13 @@ fn idle_ranks_quiesce_on_lifelines_and_are_woken_when_work_appears() {
     assert!(idle_cpu < 0.3, "idle ranks used {idle_cpu} CPU s per wall s: {json}");
 }
 
+/// Launcher flags and environment of a job.
+type JobSetup = (&'static [&'static str], &'static [(&'static str, &'static str)]);
+
 /// How this conduit runs ranks that share no memory (each thief's steps on
 /// a victim are network operations the victim's CPU must answer): udp over
 /// real UDP, mpi without PSHM; None on smp.
-fn across_the_network() -> Option<(&'static [&'static str], &'static [(&'static str, &'static str)])> {
+fn across_the_network() -> Option<JobSetup> {
     match uat::CONDUIT.name() {
         "udp" => Some((&["--real-udp"], &[])),
         "mpi" => Some((&[], &[("GASNET_SUPERNODE_MAXSIZE", "1")])),
@@ -328,7 +331,12 @@ fn force_steal_in_the_environment_makes_a_steal_certain_in_any_program() {
 #[test]
 fn verbose_off_prints_nothing_extra() {
     let quiet = run_job(&["-n", "2"], &common::example("fib"), &["10"]);
-    let off = run_job_with_env(&["-n", "2"], &common::example("fib"), &["10"], &[("UAT_VERBOSE", "off")]);
+    let off = run_job_with_env(
+        &["-n", "2"],
+        &common::example("fib"),
+        &["10"],
+        &[("UAT_VERBOSE", "off")],
+    );
     let on = run_job_with_env(&["-n", "2"], &common::example("fib"), &["10"], &[("UAT_VERBOSE", "on")]);
     for out in [&quiet, &off, &on] {
         assert_eq!(out.code, Some(0), "{}", out.describe());
@@ -337,7 +345,11 @@ fn verbose_off_prints_nothing_extra() {
     assert!(!off.stderr.contains("uat: run stats"), "{}", off.describe());
     assert!(!off.stderr.contains("uni-address threads:"), "{}", off.describe());
     assert!(on.stderr.contains("uat: run stats"), "{}", on.describe());
-    assert!(on.stderr.contains("UAT_VERBOSE=on"), "the start-up description lists the settings: {}", on.describe());
+    assert!(
+        on.stderr.contains("UAT_VERBOSE=on"),
+        "the start-up description lists the settings: {}",
+        on.describe()
+    );
 }
 
 #[test]

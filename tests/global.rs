@@ -45,7 +45,12 @@ fn coherence_holds_at_the_edges_fresh_memory_atomics_and_collectives() {
         let json = out.json();
         assert_eq!(json["fresh_zeroed"], 0, "cache {cache}: {}", out.describe());
         assert_eq!(json["flag_data"]["after"], 42, "cache {cache}: {}", out.describe());
-        assert_eq!(json["flag_data"]["reader_rank"], 1, "the reader ran on the other rank: {}", out.describe());
+        assert_eq!(
+            json["flag_data"]["reader_rank"],
+            1,
+            "the reader ran on the other rank: {}",
+            out.describe()
+        );
         assert_eq!(json["between_runs_looks"], 2, "cache {cache}: {}", out.describe());
     }
 }
@@ -53,10 +58,16 @@ fn coherence_holds_at_the_edges_fresh_memory_atomics_and_collectives() {
 #[test]
 fn freeing_memory_inside_a_checkout_of_it_is_refused() {
     let (launcher, env) = two_ranks_apart();
-    let out = run_job_with_env(&launcher, &example("global_coherence"), &["--misuse", "free-in-checkout"], &env);
+    let out = run_job_with_env(
+        &launcher,
+        &example("global_coherence"),
+        &["--misuse", "free-in-checkout"],
+        &env,
+    );
     assert!(out.code.is_some_and(|c| c != 0), "{}", out.describe());
     assert!(
-        out.stderr.contains("GlobalSlice::free inside a checkout of the same memory"),
+        out.stderr
+            .contains("GlobalSlice::free inside a checkout of the same memory"),
         "{}",
         out.describe()
     );

@@ -186,7 +186,7 @@ fn malformed_active_messages_are_refused_and_the_job_stays_correct() {
 #[test]
 fn every_active_message_handler_survives_random_payloads() {
     // 2000 messages per handler, from each rank to the other, inside a run
-    // (uat::fuzz_handlers), then a tree with steals.
+    // (uat::testing::fuzz_handlers), then a tree with steals.
     let (out, _) = misuse("fuzz", &["--count", "2000"], &[]);
     assert_eq!(out.code, Some(0), "{}", out.describe());
     let json = out.json();

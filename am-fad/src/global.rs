@@ -25,11 +25,15 @@ use gasnet_sys::Gasnet;
 /// An operation on a global atomic word. Min and max compare unsigned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AtomicOp {
+    /// Adds `a` (wrapping).
     FetchAdd,
     /// `a`: the expected value, `b`: the new one.
     CompareSwap,
+    /// Keeps the smaller of the word and `a`.
     FetchMin,
+    /// Keeps the larger of the word and `a`.
     FetchMax,
+    /// Reads the word.
     Load,
     /// Returns the old value (a swap).
     Store,

@@ -47,8 +47,8 @@ pub mod service;
 pub mod sleep;
 mod words;
 
-pub use global::{AtomicOp, GlobalAtomics};
 pub use attention::AttentionBits;
+pub use global::{AtomicOp, GlobalAtomics};
 pub use words::{raise_attention, DequeAtomics};
 
 /// TSC cycles this process has spent in fetch-and-add request handlers

@@ -30,11 +30,14 @@ use gasnet_sys::Gasnet;
 /// How the poller waits between polls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PollerMode {
+    /// Polls continuously (a core of its own).
     Spin,
+    /// Yields between polls (sharing a core).
     Yield,
 }
 
 impl PollerMode {
+    /// The name in `UAT_POLLER` and the JSON.
     pub fn name(self) -> &'static str {
         match self {
             PollerMode::Spin => "spin",
@@ -58,7 +61,9 @@ thread_local! {
 pub struct Poller {
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// How it waits between polls.
     pub mode: PollerMode,
+    /// The core it is pinned to, if any.
     pub core: Option<usize>,
 }
 

@@ -20,8 +20,9 @@ use gasnet_sys::Gasnet;
 
 use crate::refusals::Refusals;
 
-/// Handler indices (client range).
+/// Handler index (client range) of a fetch-and-add request.
 pub const FAD_REQUEST: u8 = 200;
+/// Handler index of its reply (the old value, or a refusal).
 pub const FAD_REPLY: u8 = 201;
 
 const REFUSED: u32 = 1;

@@ -21,8 +21,11 @@ use crate::variant::Variant;
 pub enum Program {
     /// The crate's only binary (or its default-run one).
     Default,
+    /// A binary of the crate (`--bin`).
     Bin(String),
+    /// An example of the crate (`--example`).
     Example(String),
+    /// A program given by its path (not built).
     Path(PathBuf),
 }
 
@@ -36,6 +39,7 @@ pub struct Crate {
     pub is_uat_workspace: bool,
     /// The package's binaries (for `Program::Default`).
     pub bins: Vec<String>,
+    /// The package's `default-run` binary, if it names one.
     pub default_run: Option<String>,
 }
 

@@ -25,12 +25,19 @@ use crate::variant::Conduit;
 /// How to start a job.
 #[derive(Clone, Debug)]
 pub struct JobSpec {
+    /// The conduit the program was built for.
     pub conduit: Conduit,
+    /// How many ranks.
     pub ranks: u32,
+    /// udp: no shared memory between ranks (`--real-udp`).
     pub real_udp: bool,
+    /// mpi, ibv: the command that starts the ranks instead of the default.
     pub launcher: Option<String>,
+    /// Kill the whole job after this long.
     pub timeout: Option<Duration>,
+    /// The program's executable.
     pub program: PathBuf,
+    /// Its arguments.
     pub args: Vec<OsString>,
 }
 

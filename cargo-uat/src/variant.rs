@@ -8,7 +8,9 @@ pub use uat_rules::{Conduit, FadMode as Fad};
 /// One conduit and one fetch-and-add mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Variant {
+    /// The GASNet-EX conduit.
     pub conduit: Conduit,
+    /// The remote fetch-and-add mode.
     pub fad: Fad,
 }
 
@@ -18,16 +20,22 @@ impl Variant {
     /// uat's own workspace. The migration checker's allocator (a default
     /// feature of uat) is named too, so that `--no-default-features` builds
     /// are the same.
+    /// uat's own workspace (`prefix` empty) also gets `testing` (its tests,
+    /// examples and benchmarks use `uat::testing`); a user's crate does not.
     pub fn features(self, prefix: &str) -> String {
-        [
+        let mut features = vec![
             self.conduit.name().to_string(),
             self.fad.feature(),
             "migration-checker".into(),
-        ]
-        .iter()
-        .map(|f| format!("{prefix}{f}"))
-        .collect::<Vec<_>>()
-        .join(",")
+        ];
+        if prefix.is_empty() {
+            features.push("testing".into());
+        }
+        features
+            .iter()
+            .map(|f| format!("{prefix}{f}"))
+            .collect::<Vec<_>>()
+            .join(",")
     }
 }
 
@@ -61,7 +69,7 @@ mod tests {
             fad: Fad::Am,
         };
         assert_eq!(v.features("uat/"), "uat/udp,uat/fad-am,uat/migration-checker");
-        assert_eq!(v.features(""), "udp,fad-am,migration-checker");
+        assert_eq!(v.features(""), "udp,fad-am,migration-checker,testing");
         assert_eq!(v.to_string(), "udp-am");
     }
 }

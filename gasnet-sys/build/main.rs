@@ -33,6 +33,7 @@ pub fn fail(msg: &str) -> ! {
     std::process::exit(1);
 }
 
+/// The path in `var`, if set and not empty.
 pub fn env_path(var: &str) -> Option<PathBuf> {
     std::env::var_os(var).filter(|v| !v.is_empty()).map(PathBuf::from)
 }

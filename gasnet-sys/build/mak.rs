@@ -9,17 +9,17 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-pub struct Mak {
+pub(crate) struct Mak {
     vars: HashMap<String, String>,
 }
 
 impl Mak {
-    pub fn read(path: &Path) -> Result<Mak, String> {
+    pub(crate) fn read(path: &Path) -> Result<Mak, String> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         Ok(Mak::parse(&text))
     }
 
-    pub fn parse(text: &str) -> Mak {
+    pub(crate) fn parse(text: &str) -> Mak {
         let mut vars = HashMap::new();
         let mut logical = String::new();
         for line in text.lines() {
@@ -42,12 +42,12 @@ impl Mak {
     }
 
     /// The fully expanded value of `name` ("" when undefined).
-    pub fn get(&self, name: &str) -> String {
+    pub(crate) fn get(&self, name: &str) -> String {
         self.expand(self.vars.get(name).map(String::as_str).unwrap_or(""), 0)
     }
 
     /// The expanded value split into words.
-    pub fn words(&self, name: &str) -> Vec<String> {
+    pub(crate) fn words(&self, name: &str) -> Vec<String> {
         self.get(name).split_whitespace().map(str::to_string).collect()
     }
 

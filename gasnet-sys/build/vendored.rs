@@ -30,7 +30,7 @@ const STAMP: &str = ".uat-build-complete";
 
 /// Returns the install prefix of a complete build for `conduit`, building it
 /// first if needed.
-pub fn ensure_built(conduit: Conduit) -> PathBuf {
+pub(crate) fn ensure_built(conduit: Conduit) -> PathBuf {
     let root = cache_dir().join(VERSION);
     let dir = root.join(conduit.name());
     let prefix = dir.join("install");

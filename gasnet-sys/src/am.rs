@@ -48,7 +48,9 @@ impl Token<'_> {
 /// Implemented only for `extern "C" fn(Token, Arg × NARGS)`, whose ABI is the
 /// one GASNet calls a short handler with.
 pub unsafe trait HandlerFn: Copy {
+    /// The handler's argument count (after the token).
     const NARGS: usize;
+    /// The function, as GASNet's handler table stores it.
     fn as_raw(self) -> unsafe extern "C" fn();
 }
 

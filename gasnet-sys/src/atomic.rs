@@ -16,11 +16,17 @@ use crate::{raw, Gasnet};
 pub struct Ops(u32);
 
 impl Ops {
+    /// `GEX_OP_FADD`.
     pub const FETCH_ADD: Ops = Ops(raw::UAT_OP_FADD);
+    /// `GEX_OP_FCAS`.
     pub const COMPARE_SWAP: Ops = Ops(raw::UAT_OP_FCAS);
+    /// `GEX_OP_SET`.
     pub const SET: Ops = Ops(raw::UAT_OP_SET);
+    /// `GEX_OP_GET`.
     pub const GET: Ops = Ops(raw::UAT_OP_GET);
+    /// `GEX_OP_FMIN`.
     pub const FETCH_MIN: Ops = Ops(raw::UAT_OP_FMIN);
+    /// `GEX_OP_FMAX`.
     pub const FETCH_MAX: Ops = Ops(raw::UAT_OP_FMAX);
     /// Everything [`AtomicDomain`] offers.
     pub const ALL: Ops = Ops(raw::UAT_OP_FADD
@@ -124,7 +130,16 @@ impl AtomicDomain {
         // SAFETY: as above; `result` outlives the operation, which completes
         // before this function returns.
         let ev = unsafe {
-            raw::uat_ad_op_nb_u64(self.ad, &mut result, rank, addr as *mut _, op as _, a, b, order.flags() as _)
+            raw::uat_ad_op_nb_u64(
+                self.ad,
+                &mut result,
+                rank,
+                addr as *mut _,
+                op as _,
+                a,
+                b,
+                order.flags() as _,
+            )
         };
         crate::coll::Event::started(ev).complete(self.gasnet);
         result

@@ -162,8 +162,8 @@ impl Gasnet {
         if bytes > max {
             return Err(Error::SegmentTooLarge { requested: bytes, max });
         }
-        // SAFETY: init succeeded; attach is called once (SEGMENTS is unset).
         assert!(SEGMENTS.get().is_none(), "attach_segment called twice");
+        // SAFETY: init succeeded; attach is called once (SEGMENTS is unset).
         let code = unsafe { raw::uat_segment_attach(bytes as _) };
         if code != raw::UAT_OK as c_int {
             return Err(Error::Attach {

@@ -24,9 +24,9 @@ impl Event {
     pub fn test(&mut self) -> bool {
         match self.0 {
             None => true,
-            // SAFETY: a live event of this process; a successful test
-            // consumes it, so it is forgotten.
             Some(ev) => {
+                // SAFETY: a live event of this process; a successful test
+                // consumes it, so it is forgotten.
                 let done = unsafe { raw::uat_event_test(ev) } != 0;
                 if done {
                     self.0 = None;
@@ -70,11 +70,16 @@ impl Gasnet {
     /// every rank). Collective: every rank calls it, in the same order.
     /// Needs no segment: it may run before one is attached.
     pub fn broadcast(self, root: u32, data: &mut [u8]) {
-        assert!(root < self.size(), "broadcast from rank {root} of a {}-rank job", self.size());
+        assert!(
+            root < self.size(),
+            "broadcast from rank {root} of a {}-rank job",
+            self.size()
+        );
         let src = data.to_vec();
         // SAFETY: init succeeded; dst and src are valid local buffers of
         // data.len() bytes that outlive the operation, completed below.
-        let ev = unsafe { raw::uat_broadcast_nb(root, data.as_mut_ptr() as *mut _, src.as_ptr() as *const _, data.len()) };
+        let ev =
+            unsafe { raw::uat_broadcast_nb(root, data.as_mut_ptr() as *mut _, src.as_ptr() as *const _, data.len()) };
         Event(Some(ev)).wait();
     }
 }

@@ -6,17 +6,42 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Error {
     /// A udp/mpi/ibv program was started without its launcher.
-    NotLaunched { conduit: &'static str, why: String },
+    NotLaunched {
+        /// The conduit's name.
+        conduit: &'static str,
+        /// What was missing.
+        why: String,
+    },
     /// `Gasnet::init` was called twice in one process.
     AlreadyInitialized,
     /// `gex_Client_Init` failed.
-    Init { code: i32, name: String },
+    Init {
+        /// GASNet's error code.
+        code: i32,
+        /// Its name (`gasnet_ErrorName`).
+        name: String,
+    },
     /// A segment larger than GASNet allows on this machine was requested.
-    SegmentTooLarge { requested: usize, max: usize },
+    SegmentTooLarge {
+        /// Bytes asked for.
+        requested: usize,
+        /// The most GASNet allows here.
+        max: usize,
+    },
     /// `gex_Segment_Attach` failed.
-    Attach { code: i32, name: String, requested: usize },
+    Attach {
+        /// GASNet's error code.
+        code: i32,
+        /// Its name (`gasnet_ErrorName`).
+        name: String,
+        /// Bytes asked for.
+        requested: usize,
+    },
     /// Active Message handler registration was refused.
-    Handlers { why: String },
+    Handlers {
+        /// GASNet's reason.
+        why: String,
+    },
 }
 
 impl fmt::Display for Error {

@@ -32,7 +32,7 @@ const MPI_LAUNCH_ENV: [&str; 6] = [
 ];
 
 /// Checks `args` (the whole argv) and the environment (`env`) for `conduit`.
-pub fn check(conduit: Conduit, args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
+pub(crate) fn check(conduit: Conduit, args: &[String], env: impl Fn(&str) -> Option<String>) -> Result<(), Error> {
     let set = |var: &str| env(var).is_some_and(|v| !v.is_empty());
     let by_us = set(LAUNCHED_ENV);
     let not_launched = |why: &str| {

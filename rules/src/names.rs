@@ -110,7 +110,13 @@ mod tests {
             assert_eq!(m.name().parse::<FadMode>(), Ok(m));
             assert_eq!(m.feature(), format!("fad-{m}"));
         }
-        assert_eq!("tcp".parse::<Conduit>().unwrap_err(), "unknown conduit 'tcp' (one of: smp, udp, mpi, ibv)");
-        assert!("rdma".parse::<FadMode>().unwrap_err().contains("native, am, rdma-emulated"));
+        assert_eq!(
+            "tcp".parse::<Conduit>().unwrap_err(),
+            "unknown conduit 'tcp' (one of: smp, udp, mpi, ibv)"
+        );
+        assert!("rdma"
+            .parse::<FadMode>()
+            .unwrap_err()
+            .contains("native, am, rdma-emulated"));
     }
 }

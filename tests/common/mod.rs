@@ -13,26 +13,26 @@ use std::sync::Mutex;
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Seconds after which a job counts as hung.
-pub const JOB_TIMEOUT_S: u32 = 120;
+pub(crate) const JOB_TIMEOUT_S: u32 = 120;
 
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A binary of the workspace in this test's target dir (`cargo test
 /// --workspace` builds them all: the benchmarks live in the uat-bench
 /// package).
-pub fn bin(name: &str) -> PathBuf {
+pub(crate) fn bin(name: &str) -> PathBuf {
     let deps = std::env::current_exe().unwrap().parent().unwrap().to_path_buf();
     deps.parent().unwrap().join(name)
 }
 
 /// An example of the uat package, in this test's target dir.
-pub fn example(name: &str) -> PathBuf {
+pub(crate) fn example(name: &str) -> PathBuf {
     bin("examples").join(name)
 }
 
-pub struct JobOutput {
+pub(crate) struct JobOutput {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
@@ -48,7 +48,7 @@ impl JobOutput {
     }
 
     /// The last stdout line, parsed as the program's JSON result.
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         let line = self
             .stdout
             .lines()
@@ -59,7 +59,7 @@ impl JobOutput {
             .unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}\nstderr:\n{}", self.stderr))
     }
 
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         format!(
             "exit {:?}\n--- stdout\n{}--- stderr\n{}",
             self.code, self.stdout, self.stderr
@@ -69,12 +69,12 @@ impl JobOutput {
 
 /// Runs `scripts/run.sh <launcher_args> -- <exe> <args>` for this build's
 /// conduit and mode.
-pub fn run_job(launcher_args: &[&str], exe: &Path, args: &[&str]) -> JobOutput {
+pub(crate) fn run_job(launcher_args: &[&str], exe: &Path, args: &[&str]) -> JobOutput {
     run_job_with_env(launcher_args, exe, args, &[])
 }
 
 /// [`run_job`] with extra environment variables for the job.
-pub fn run_job_with_env(launcher_args: &[&str], exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
+pub(crate) fn run_job_with_env(launcher_args: &[&str], exe: &Path, args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let timeout = JOB_TIMEOUT_S.to_string();
     let out = Command::new(root().join("scripts/run.sh"))
@@ -106,7 +106,7 @@ pub fn run_job_with_env(launcher_args: &[&str], exe: &Path, args: &[&str], env: 
 }
 
 /// Runs the executable directly, without any launcher.
-pub fn run_direct(exe: &Path, args: &[&str]) -> JobOutput {
+pub(crate) fn run_direct(exe: &Path, args: &[&str]) -> JobOutput {
     let _one = ONE_JOB_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let out = Command::new("timeout")
         .arg("60")
@@ -122,7 +122,7 @@ pub fn run_direct(exe: &Path, args: &[&str]) -> JobOutput {
 
 /// Rank counts the CI runs for this conduit: smp at 1, 2 and 4 (forking is
 /// cheap), the exec-launched conduits at 2.
-pub fn rank_counts() -> &'static [u32] {
+pub(crate) fn rank_counts() -> &'static [u32] {
     match uat::CONDUIT.name() {
         "smp" => &[1, 2, 4],
         _ => &[2],

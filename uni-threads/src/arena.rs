@@ -45,7 +45,7 @@ pub const ARENA_BASE: usize = 0x1000_0000_0000;
 
 const PAGE: usize = 4096;
 /// Bytes of PROT_NONE address space reserved below the stack region.
-pub const GUARD_RESERVE: usize = 1 << 40;
+pub(crate) const GUARD_RESERVE: usize = 1 << 40;
 
 fn page_up(n: usize) -> usize {
     n.div_ceil(PAGE) * PAGE
@@ -54,7 +54,7 @@ fn page_up(n: usize) -> usize {
 /// The arena's parts: offsets from [`ARENA_BASE`] for the parts above it,
 /// sizes for the stack region below it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
+pub(crate) struct Layout {
     pub stats: usize,
     pub deque: usize,
     pub deque_capacity: usize,
@@ -75,18 +75,18 @@ pub struct Layout {
 // line. The deque's words are at the offsets `crate::deque::words` names,
 // below 192.
 /// Set (to the run's number) on every rank when the root task has completed.
-pub const FINISHED_WORD: ControlWord = ControlWord::at(192);
+pub(crate) const FINISHED_WORD: ControlWord = ControlWord::at(192);
 /// The worker's attention word, checked at every spawn (`crate::attention`).
-pub const ATTENTION_WORD: ControlWord = ControlWord::at(256);
+pub(crate) const ATTENTION_WORD: ControlWord = ControlWord::at(256);
 /// The worker's sleep word: awake, or quiescent and sleeping on it
 /// (`am_fad::sleep`, `crate::lifeline`).
-pub const SLEEP_WORD: ControlWord = ControlWord::at(320);
+pub(crate) const SLEEP_WORD: ControlWord = ControlWord::at(320);
 /// The rank (plus one) whose lifeline woke this one; 0: none since read.
-pub const WOKEN_BY_WORD: ControlWord = ControlWord::at(384);
+pub(crate) const WOKEN_BY_WORD: ControlWord = ControlWord::at(384);
 /// The first of [`crate::lifeline::MAX_LIFELINES`] words, one per dimension
 /// of the lifeline graph: the rank (plus one) whose lifeline of that
 /// dimension ends here and that waits for work; 0: none.
-pub const LIFELINE_SLOTS: ControlWord = ControlWord::at(448);
+pub(crate) const LIFELINE_SLOTS: ControlWord = ControlWord::at(448);
 
 /// A word of the control page, named by its offset from [`ARENA_BASE`]: the
 /// same arena address in every process. Its three addresses — in the arena
@@ -94,11 +94,11 @@ pub const LIFELINE_SLOTS: ControlWord = ControlWord::at(448);
 /// from it, so a word is never mistaken for a plain number or for another
 /// kind of address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ControlWord(usize);
+pub(crate) struct ControlWord(usize);
 
 impl ControlWord {
     /// The word at `offset` (8-aligned, inside the control page).
-    pub const fn at(offset: usize) -> ControlWord {
+    pub(crate) const fn at(offset: usize) -> ControlWord {
         assert!(
             offset & 7 == 0 && offset < PAGE,
             "a control word is an aligned word of the control page"
@@ -107,12 +107,12 @@ impl ControlWord {
     }
 
     /// Bytes from the control page's start.
-    pub const fn offset(self) -> usize {
+    pub(crate) const fn offset(self) -> usize {
         self.0
     }
 
     /// Its arena address (the same in every process).
-    pub const fn addr(self) -> usize {
+    pub(crate) const fn addr(self) -> usize {
         ARENA_BASE + self.0
     }
 
@@ -122,26 +122,26 @@ impl ControlWord {
     /// The arena must be mapped, and everyone must access the word
     /// atomically (whole-word RMA counts).
     #[inline(always)]
-    pub unsafe fn local(self) -> &'static AtomicU64 {
+    pub(crate) unsafe fn local(self) -> &'static AtomicU64 {
         // SAFETY: caller's contract; 8-aligned (checked in `at`).
         unsafe { &*(self.addr() as *const AtomicU64) }
     }
 
     /// Its address in `rank`'s segment (for RMA and remote atomics).
     #[inline]
-    pub fn on(self, gasnet: Gasnet, rank: u32) -> usize {
+    pub(crate) fn on(self, gasnet: Gasnet, rank: u32) -> usize {
         remote(gasnet, rank, self.addr())
     }
 
     /// Its offset in every rank's segment.
-    pub fn segment_offset(self) -> usize {
+    pub(crate) fn segment_offset(self) -> usize {
         segment_offset(self.addr())
     }
 }
 /// Where the deque's entries start (fixed, so the hot path needs no load).
-pub const DEQUE_OFFSET: usize = PAGE;
+pub(crate) const DEQUE_OFFSET: usize = PAGE;
 /// Bytes of one rank's stats slot.
-pub const STATS_SLOT: usize = 512;
+pub(crate) const STATS_SLOT: usize = 512;
 const _: () = assert!(
     std::mem::size_of::<crate::stats::Stats>() <= STATS_SLOT,
     "a rank's stats must fit its slot"
@@ -150,7 +150,7 @@ const _: () = assert!(
 impl Layout {
     /// The layout for `c` on `ranks` ranks, with deque entries and future
     /// cells of the given sizes.
-    pub fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
+    pub(crate) fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
         let deque = DEQUE_OFFSET;
         let cells = deque + page_up(c.deque_capacity * entry_bytes);
         let stats = cells + page_up(c.future_cells * cell_bytes);
@@ -176,31 +176,31 @@ impl Layout {
 
     /// Arena address of a part's offset.
     #[inline]
-    pub const fn addr(offset: usize) -> usize {
+    pub(crate) const fn addr(offset: usize) -> usize {
         ARENA_BASE + offset
     }
 
     /// The arena's lowest address (the stack region's bottom); the segment
     /// maps here.
     #[inline]
-    pub fn lo(&self) -> usize {
+    pub(crate) fn lo(&self) -> usize {
         ARENA_BASE - self.stack_size
     }
 
     /// Lowest address of the uni-address stack region.
     #[inline]
-    pub fn stack_lo(&self) -> usize {
+    pub(crate) fn stack_lo(&self) -> usize {
         self.lo()
     }
 
     /// Highest address of the uni-address stack region (exclusive).
     #[inline]
-    pub const fn stack_top(&self) -> usize {
+    pub(crate) const fn stack_top(&self) -> usize {
         ARENA_BASE
     }
 
     /// The guard below the stack region, `[lo, hi)`.
-    pub fn guard(&self) -> (usize, usize) {
+    pub(crate) fn guard(&self) -> (usize, usize) {
         (self.lo() - GUARD_RESERVE, self.lo())
     }
 }
@@ -244,7 +244,7 @@ impl fmt::Display for ArenaError {
 /// Maps the arena: reserves the guard and the arena's range (never silently
 /// replacing an existing mapping), attaches the GASNet segment (collective),
 /// and aliases the segment over its part of the reservation.
-pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
+pub(crate) fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
     if !gasnet.pshm() {
         return Err(ArenaError::NoPshm(std::io::Error::other("GASNet reports no PSHM")));
     }
@@ -296,14 +296,14 @@ pub fn map(gasnet: Gasnet, layout: &Layout) -> Result<(), ArenaError> {
 
 /// The segment address of arena address `addr` on `rank` (for RMA/atomics).
 #[inline]
-pub fn remote(gasnet: Gasnet, rank: u32, addr: usize) -> usize {
+pub(crate) fn remote(gasnet: Gasnet, rank: u32, addr: usize) -> usize {
     gasnet.segment(rank).base + segment_offset(addr)
 }
 
 /// The offset of arena address `addr` in every rank's segment: every rank's
 /// arena has the same layout (checked at start-up).
 #[inline]
-pub fn segment_offset(addr: usize) -> usize {
+pub(crate) fn segment_offset(addr: usize) -> usize {
     addr + BASE_OFFSET.load(Ordering::Relaxed) - ARENA_BASE
 }
 

@@ -37,7 +37,7 @@ use crate::arena::ATTENTION_WORD;
 /// The owner's bits' truth lives here (`interval`, `memory`), not in the
 /// word: another rank's raise stores [`AttentionBits::REQUEST`] whole and
 /// may clear them, and [`Attention::take`] writes them back.
-pub struct Attention {
+pub(crate) struct Attention {
     word: &'static AtomicU64,
     /// Poll every this many spawns anyway (0: only when raised).
     interval: u32,
@@ -59,7 +59,7 @@ impl Attention {
     ///
     /// # Safety
     /// The arena must be mapped.
-    pub unsafe fn new(interval: u32) -> Attention {
+    pub(crate) unsafe fn new(interval: u32) -> Attention {
         Attention::over(word(), interval)
     }
 
@@ -86,20 +86,20 @@ impl Attention {
         periodic.with(self.memory.get())
     }
 
-    pub fn interval(&self) -> u32 {
+    pub(crate) fn interval(&self) -> u32 {
         self.interval
     }
 
     /// Whether this rank's word is set: the spawn path's one load.
     #[inline(always)]
-    pub fn raised() -> bool {
+    pub(crate) fn raised() -> bool {
         word().load(Ordering::Relaxed) != 0
     }
 
     /// The word is set: whether to act now. Periodic polling with nothing
     /// else set counts down instead (inline: the common case on such jobs).
     #[inline(always)]
-    pub fn due(&self) -> bool {
+    pub(crate) fn due(&self) -> bool {
         if self.interval != 0 && AttentionBits::from_word(self.word.load(Ordering::Relaxed)).only_periodic() {
             let left = self.countdown.get();
             if left > 1 {
@@ -113,13 +113,13 @@ impl Attention {
     /// Raises this rank's own word, as another rank would (lifelines still
     /// waiting for work it does not have yet; a registration's handler,
     /// which may run on the polling thread); keeps the owner's bits.
-    pub fn raise_own() {
+    pub(crate) fn raise_own() {
         word().fetch_or(AttentionBits::REQUEST.word(), Ordering::Relaxed);
     }
 
     /// Sets or clears the global-memory mark (an atomic or/and: a request
     /// raised meanwhile stays).
-    pub fn mark_memory(&self, on: bool) {
+    pub(crate) fn mark_memory(&self, on: bool) {
         let m = AttentionBits::MEMORY.word();
         if on {
             self.memory.set(AttentionBits::MEMORY);
@@ -132,14 +132,14 @@ impl Attention {
 
     /// Whether the global-memory mark is set.
     #[inline]
-    pub fn memory_marked(&self) -> bool {
+    pub(crate) fn memory_marked(&self) -> bool {
         self.memory.get() != AttentionBits::NONE
     }
 
     /// Acting on the word: clears it to the owner's bits (one swap, a full
     /// fence, before the caller polls) and says whether another rank asked
     /// (its bit in the value swapped out, whatever else was set).
-    pub fn take(&self) -> bool {
+    pub(crate) fn take(&self) -> bool {
         self.countdown.set(self.interval.max(1));
         AttentionBits::from_word(self.word.swap(self.own_bits().word(), Ordering::SeqCst)).requested()
     }
@@ -161,7 +161,11 @@ mod tests {
                     let a = attention(interval);
                     a.mark_memory(memory);
                     a.word.store(word, Ordering::Relaxed);
-                    assert_eq!(a.take(), word & 2 != 0, "interval {interval} memory {memory} word {word}");
+                    assert_eq!(
+                        a.take(),
+                        word & 2 != 0,
+                        "interval {interval} memory {memory} word {word}"
+                    );
                     let own = (interval != 0) as u64 | if memory { 4 } else { 0 };
                     assert_eq!(a.word.load(Ordering::Relaxed), own, "the owner's bits written back");
                     assert!(!a.take(), "a request is taken once");

@@ -20,7 +20,7 @@ fn to_bytes(words: &[u64]) -> Vec<u8> {
 }
 
 /// Every rank's `words` (all of the same length), on rank 0; empty elsewhere.
-pub fn gather(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<Vec<u64>> {
+pub(crate) fn gather(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<Vec<u64>> {
     g.put(0, remote(g, 0, slot(layout, g.rank())), &to_bytes(words));
     g.barrier();
     let all = if g.rank() == 0 {
@@ -42,7 +42,7 @@ pub fn gather(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<Vec<u64>> {
 }
 
 /// Rank 0's `words`, on every rank.
-pub fn broadcast(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<u64> {
+pub(crate) fn broadcast(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<u64> {
     let at = remote(g, 0, slot(layout, 0));
     if g.rank() == 0 {
         g.put(0, at, &to_bytes(words));

@@ -39,13 +39,13 @@ use std::arch::naked_asm;
 /// One argument register that [`save_context_and_call`] passes through
 /// untouched. It may hold uninitialized bytes: a piece of a task's closure,
 /// padding included (`task_words`).
-pub type Word = std::mem::MaybeUninit<usize>;
+pub(crate) type Word = std::mem::MaybeUninit<usize>;
 
 /// A function run by [`save_context_and_call`]: `f(ctx, a, b, c, d, e)`.
-pub type ContextFn = unsafe extern "C-unwind" fn(ctx: *mut u8, a: Word, b: Word, c: Word, d: Word, e: Word);
+pub(crate) type ContextFn = unsafe extern "C-unwind" fn(ctx: *mut u8, a: Word, b: Word, c: Word, d: Word, e: Word);
 
 /// A function run by [`call_on_stack`]: `f(a, b)`.
-pub type StackFn = unsafe extern "C-unwind" fn(a: usize, b: usize);
+pub(crate) type StackFn = unsafe extern "C-unwind" fn(a: usize, b: usize);
 
 /// Saves the caller's context as a record on the current stack and calls
 /// `f(ctx, a, b, c, d, e)` just below it. Returns when `f` returns, or when anyone
@@ -57,7 +57,14 @@ pub type StackFn = unsafe extern "C-unwind" fn(a: usize, b: usize);
 /// or never return; if it does not return, the caller continues only
 /// through `resume_context(ctx)`.
 #[unsafe(naked)]
-pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: Word, b: Word, c: Word, d: Word, e: Word) {
+pub(crate) unsafe extern "C-unwind" fn save_context_and_call(
+    f: ContextFn,
+    a: Word,
+    b: Word,
+    c: Word,
+    d: Word,
+    e: Word,
+) {
     naked_asm!(
         ".cfi_startproc",
         // On entry rsp = 16k + 8: the return address is at [rsp].
@@ -110,7 +117,7 @@ pub unsafe extern "C-unwind" fn save_context_and_call(f: ContextFn, a: Word, b: 
 /// place at their original addresses, and nothing live may lie in
 /// the stack below `ctx` that anyone still needs.
 #[unsafe(naked)]
-pub unsafe extern "C-unwind" fn resume_context(ctx: *mut u8) -> ! {
+pub(crate) unsafe extern "C-unwind" fn resume_context(ctx: *mut u8) -> ! {
     naked_asm!(
         ".cfi_startproc",
         // Nothing to unwind to: this function never returns to its caller.
@@ -153,7 +160,7 @@ static DEFAULT_X87_CONTROL_WORD: u16 = 0x037f;
 /// uses while `f` runs, `need` being the stack `f` uses.
 #[unsafe(naked)]
 #[cfg_attr(not(test), allow(dead_code))]
-pub unsafe extern "C-unwind" fn call_on_stack(stack_top: usize, f: StackFn, a: usize, b: usize) {
+pub(crate) unsafe extern "C-unwind" fn call_on_stack(stack_top: usize, f: StackFn, a: usize, b: usize) {
     naked_asm!(
         ".cfi_startproc",
         "push rbp",
@@ -186,7 +193,7 @@ pub unsafe extern "C-unwind" fn call_on_stack(stack_top: usize, f: StackFn, a: u
 /// # Safety
 /// As [`call_on_stack`]; and `f` never returns.
 #[unsafe(naked)]
-pub unsafe extern "C-unwind" fn start_on_stack(stack_top: usize, f: StackFn, a: usize, b: usize) -> ! {
+pub(crate) unsafe extern "C-unwind" fn start_on_stack(stack_top: usize, f: StackFn, a: usize, b: usize) -> ! {
     naked_asm!(
         ".cfi_startproc",
         ".cfi_undefined rip",
@@ -232,6 +239,7 @@ mod tests {
     fn save_and_call_returns_normally_with_registers_intact() {
         let keep = std::hint::black_box([1u64, 2, 3, 4, 5, 6, 7, 8]);
         TRACE.with(|t| t.set(0));
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { save_context_and_call(returns_normally, w(1), w(2), w(3), w(4), w(5)) };
         assert_eq!(TRACE.with(|t| t.get()), 54_321, "a to e arrive, in order");
         assert_eq!(std::hint::black_box(keep), [1, 2, 3, 4, 5, 6, 7, 8]);
@@ -251,6 +259,7 @@ mod tests {
     unsafe extern "C-unwind" fn on_other_stack(top: usize, out: usize) {
         let local = 0u8;
         let sp = &local as *const u8 as usize;
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { *(out as *mut usize) = sp };
         assert!(sp < top && sp > top - (64 << 10), "running on the given stack");
     }
@@ -259,6 +268,7 @@ mod tests {
     fn call_on_stack_runs_there_and_comes_back() {
         let stack = TestStack::new();
         let mut seen = 0usize;
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe {
             call_on_stack(
                 stack.top(),
@@ -277,12 +287,14 @@ mod tests {
         let stack_top = unsafe { stack_top.assume_init() };
         SAVED.with(|s| s.set(ctx as usize));
         trace(1);
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { start_on_stack(stack_top, resume_from_elsewhere, 0, 0) }
     }
 
     unsafe extern "C-unwind" fn resume_from_elsewhere(_: usize, _: usize) {
         trace(2);
         let ctx = SAVED.with(|s| s.get());
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { resume_context(ctx as *mut u8) }
     }
 
@@ -293,6 +305,7 @@ mod tests {
         let canary = std::hint::black_box(0xdead_beef_u64);
         let fp_before = read_mxcsr();
         TRACE.with(|t| t.set(0));
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { save_context_and_call(save_then_leave, w(stack.top()), w(0), w(0), w(0), w(0)) };
         trace(3);
         assert_eq!(TRACE.with(|t| t.get()), 123);
@@ -315,6 +328,7 @@ mod tests {
         // SAFETY: the test passes it initialized.
         let stack_top = unsafe { stack_top.assume_init() };
         SAVED.with(|s| s.set(ctx as usize));
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { start_on_stack(stack_top, resume_with_odd_fp, 0, 0) }
     }
 
@@ -322,6 +336,7 @@ mod tests {
         let ctx = SAVED.with(|s| s.get());
         let odd_mxcsr: u32 = 0x1f80 | 0x6000 | 0x8000;
         let odd_fcw: u16 = 0x0c7f;
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe {
             std::arch::asm!(
                 "ldmxcsr [{m}]",
@@ -340,6 +355,7 @@ mod tests {
     #[inline(never)]
     fn a_context_resumes_in_the_default_floating_point_environment() {
         let stack = TestStack::new();
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { save_context_and_call(save_then_leave_odd_fp, w(stack.top()), w(0), w(0), w(0), w(0)) };
         assert_eq!(read_mxcsr() & MXCSR_CONTROL_BITS, 0x1f80);
         assert_eq!(read_x87_control_word(), 0x037f);
@@ -347,6 +363,7 @@ mod tests {
 
     fn read_x87_control_word() -> u16 {
         let mut v = 0u16;
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { std::arch::asm!("fnstcw [{}]", in(reg) &mut v) };
         v
     }
@@ -363,6 +380,7 @@ mod tests {
         // SAFETY: the test passes them initialized.
         let (top, stack_top) = unsafe { (top.assume_init(), stack_top.assume_init()) };
         SAVED.with(|s| s.set(ctx as usize));
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { start_on_stack(stack_top, swap_frames, ctx as usize, top) }
     }
 
@@ -388,6 +406,7 @@ mod tests {
         // The frames of this test function's callers up to the test body lie
         // above; copy them all (up to `top`, a local of the test body).
         let top = TOP.with(|t| t.get());
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { save_context_and_call(copy_out_and_back, w(top), w(stack_top), w(0), w(0), w(0)) };
         mine
     }
@@ -408,6 +427,7 @@ mod tests {
 
     fn read_mxcsr() -> u32 {
         let mut v = 0u32;
+        // SAFETY: a test of the context switch: its own stacks and contexts, alive for the call.
         unsafe { std::arch::asm!("stmxcsr [{}]", in(reg) &mut v) };
         v
     }
@@ -419,6 +439,7 @@ mod tests {
     #[test]
     fn a_panic_unwinds_through_the_saved_context() {
         // The CFI of save_context_and_call must let the unwinder pass.
+        // SAFETY: `panics` runs on this thread's stack and unwinds out.
         let r = std::panic::catch_unwind(|| unsafe { save_context_and_call(panics, w(0), w(0), w(0), w(0), w(0)) });
         assert!(r.is_err());
     }

@@ -12,7 +12,7 @@ use crate::config::fmt_size;
 /// Usable before the runtime (or even GASNet) has started.
 #[cold]
 #[inline(never)]
-pub fn fatal(msg: std::fmt::Arguments) -> ! {
+pub(crate) fn fatal(msg: std::fmt::Arguments) -> ! {
     match Gasnet::current() {
         Some(g) => g.fail(msg),
         None => {
@@ -24,7 +24,7 @@ pub fn fatal(msg: std::fmt::Arguments) -> ! {
 
 #[cold]
 #[inline(never)]
-pub fn deque_overflow(capacity: u64) -> ! {
+pub(crate) fn deque_overflow(capacity: u64) -> ! {
     fatal(format_args!(
         "work-stealing deque overflow: more than {capacity} continuations are pending (spawn nested that deep); \
          raise UAT_DEQUE_CAPACITY (e.g. UAT_DEQUE_CAPACITY={}) or Config::deque_capacity",
@@ -34,7 +34,7 @@ pub fn deque_overflow(capacity: u64) -> ! {
 
 #[cold]
 #[inline(never)]
-pub fn cells_exhausted(count: usize) -> ! {
+pub(crate) fn cells_exhausted(count: usize) -> ! {
     fatal(format_args!(
         "out of future cells: {count} spawned tasks are not yet joined; \
          raise UAT_FUTURE_CELLS (e.g. UAT_FUTURE_CELLS={}) or Config::future_cells",
@@ -44,7 +44,7 @@ pub fn cells_exhausted(count: usize) -> ! {
 
 #[cold]
 #[inline(never)]
-pub fn rdma_region_full(bytes: usize, need: usize) -> ! {
+pub(crate) fn rdma_region_full(bytes: usize, need: usize) -> ! {
     fatal(format_args!(
         "the RDMA region ({}) has no room for {need} bytes of suspended frames; \
          raise UAT_RDMA_REGION (e.g. UAT_RDMA_REGION={}) or Config::rdma_region",
@@ -56,7 +56,7 @@ pub fn rdma_region_full(bytes: usize, need: usize) -> ! {
 /// Tasks outlived the run's root: their handles were never joined.
 #[cold]
 #[inline(never)]
-pub fn leaked_tasks(count: u64, state: &str) -> ! {
+pub(crate) fn leaked_tasks(count: u64, state: &str) -> ! {
     fatal(format_args!(
         "{count} spawned task(s) {state} after the root task returned: a JoinHandle was not joined \
          (std::mem::forget, a leak, or a handle kept in a thread-local past its spawner). Rule: every \
@@ -66,7 +66,7 @@ pub fn leaked_tasks(count: u64, state: &str) -> ! {
 
 /// The message of a uni-address stack overflow (built before it is needed:
 /// the signal handler that prints it may not allocate).
-pub fn stack_overflow_message(rank: u32, stack_size: usize) -> String {
+pub(crate) fn stack_overflow_message(rank: u32, stack_size: usize) -> String {
     format!(
         "[rank {rank}] error: uni-address stack overflow: a task recursed past the {} stack region \
          (or a frame without stack probes, e.g. C code or alloca, was larger than what was left of it); \

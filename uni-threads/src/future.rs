@@ -16,20 +16,20 @@ use gasnet_sys::Gasnet;
 use crate::arena::{remote, Layout};
 
 /// Bytes per cell.
-pub const CELL_SIZE: usize = 64;
+pub(crate) const CELL_SIZE: usize = 64;
 /// Largest task result a cell holds.
-pub const MAX_RESULT_SIZE: usize = 48;
+pub(crate) const MAX_RESULT_SIZE: usize = 48;
 
 const PENDING: u64 = 0;
 /// Completed by a task on this cell's own process.
-pub const DONE: u64 = 1;
+pub(crate) const DONE: u64 = 1;
 const FREE: u64 = 2;
 /// Completed from another process (its joiner must acquire global memory:
 /// `crate::global`). Odd, like DONE: `state & 1` means done.
-pub const DONE_REMOTE: u64 = 3;
+pub(crate) const DONE_REMOTE: u64 = 3;
 
 #[repr(C, align(64))]
-pub struct Cell {
+pub(crate) struct Cell {
     state: AtomicU64,
     next_free: u64,
     result: [u8; MAX_RESULT_SIZE],
@@ -39,7 +39,7 @@ const _: () = assert!(std::mem::size_of::<Cell>() == CELL_SIZE);
 
 /// A cell's arena address (identical on every rank) and the rank it lives on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CellRef {
+pub(crate) struct CellRef {
     pub addr: usize,
     pub rank: u32,
 }
@@ -55,13 +55,13 @@ impl CellRef {
 
     /// Whether the child has completed (local cells).
     #[inline(always)]
-    pub fn is_done_local(self) -> bool {
+    pub(crate) fn is_done_local(self) -> bool {
         self.state_local() & 1 == 1
     }
 
     /// The state word of a local cell (acquire).
     #[inline(always)]
-    pub fn state_local(self) -> u64 {
+    pub(crate) fn state_local(self) -> u64 {
         self.cell().state.load(Ordering::Acquire)
     }
 
@@ -71,7 +71,7 @@ impl CellRef {
     /// `T` must fit (checked at compile time by the callers) and the cell must
     /// be pending, written by one completer.
     #[inline(always)]
-    pub unsafe fn complete_local<T: Copy>(self, value: &T) {
+    pub(crate) unsafe fn complete_local<T: Copy>(self, value: &T) {
         // SAFETY: the cell is pending: nobody reads its result yet; the
         // result part is 16-aligned and holds MAX_RESULT_SIZE >= size_of T.
         unsafe { copy_in_field_sized_pieces(value, (self.addr as *mut u8).add(16)) };
@@ -83,7 +83,7 @@ impl CellRef {
     /// # Safety
     /// The cell must be done and hold a `T`.
     #[inline(always)]
-    pub unsafe fn result_local<T: Copy>(self) -> T {
+    pub(crate) unsafe fn result_local<T: Copy>(self) -> T {
         // SAFETY: caller's contract; the Acquire load in is_done_local
         // ordered this read after the completer's write.
         unsafe { (self.addr as *const u8).add(16).cast::<T>().read_unaligned() }
@@ -124,7 +124,7 @@ pub(crate) unsafe fn copy_in_field_sized_pieces<T>(value: &T, dst: *mut u8) {
 }
 
 /// Handler index of CELL_FREE(cell address).
-pub const CELL_FREE: u8 = 210;
+pub(crate) const CELL_FREE: u8 = 210;
 
 /// Cells handed back by other ranks (a Treiber stack through `next_free`;
 /// many pushers, one consumer that takes the whole list: no ABA).
@@ -139,7 +139,7 @@ static REFUSED: AtomicU64 = AtomicU64::new(0);
 static REFUSALS: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("CELL_FREE messages");
 
 /// CELL_FREE messages this rank has refused so far.
-pub fn refused() -> u64 {
+pub(crate) fn refused() -> u64 {
     REFUSED.load(Ordering::Relaxed)
 }
 
@@ -193,7 +193,7 @@ extern "C" fn on_cell_free(token: Token, lo: Arg, hi: Arg) {
     }
 }
 
-pub fn handlers() -> [Handler; 1] {
+pub(crate) fn handlers() -> [Handler; 1] {
     let free: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_cell_free;
     [Handler::request(CELL_FREE, c"uat cell free", free)]
 }
@@ -201,7 +201,7 @@ pub fn handlers() -> [Handler; 1] {
 impl CellRef {
     /// Completes a cell of another rank: the result, then the state, each
     /// with a blocking put (the second starts after the first is complete).
-    pub fn complete_remote(self, g: Gasnet, value: *const u8, len: usize) {
+    pub(crate) fn complete_remote(self, g: Gasnet, value: *const u8, len: usize) {
         // SAFETY: value points to len readable bytes (the caller's T).
         let bytes = unsafe { std::slice::from_raw_parts(value, len) };
         g.put(self.rank, remote(g, self.rank, self.addr + 16), bytes);
@@ -209,13 +209,13 @@ impl CellRef {
     }
 
     /// Whether a cell of another rank is done (one GET).
-    pub fn is_done_remote(self, g: Gasnet) -> bool {
+    pub(crate) fn is_done_remote(self, g: Gasnet) -> bool {
         g.get_u64(self.rank, remote(g, self.rank, self.addr)) & 1 == 1
     }
 
     /// Reads the result of a done remote cell and hands the cell back to its
     /// owner.
-    pub fn take_remote<T: Copy>(self, g: Gasnet) -> T {
+    pub(crate) fn take_remote<T: Copy>(self, g: Gasnet) -> T {
         let mut buf = [0u8; MAX_RESULT_SIZE];
         let len = std::mem::size_of::<T>();
         g.get(&mut buf[..len], self.rank, remote(g, self.rank, self.addr + 16));
@@ -232,7 +232,7 @@ impl CellRef {
 }
 
 /// A rank's pool of cells.
-pub struct CellPool {
+pub(crate) struct CellPool {
     free: std::cell::Cell<usize>,
     rank: u32,
 }
@@ -242,7 +242,7 @@ impl CellPool {
     ///
     /// # Safety
     /// The arena must be mapped with `layout`; one pool per process.
-    pub unsafe fn new(layout: &Layout, rank: u32) -> CellPool {
+    pub(crate) unsafe fn new(layout: &Layout, rank: u32) -> CellPool {
         let base = Layout::addr(layout.cells);
         for i in 0..layout.cell_count {
             let cell = (base + i * CELL_SIZE) as *mut Cell;
@@ -267,7 +267,7 @@ impl CellPool {
 
     /// A pending cell, or None when the pool is exhausted.
     #[inline(always)]
-    pub fn alloc(&self) -> Option<CellRef> {
+    pub(crate) fn alloc(&self) -> Option<CellRef> {
         let mut addr = self.free.get();
         if addr == 0 {
             addr = Self::returned();
@@ -303,7 +303,7 @@ impl CellPool {
 
     /// Returns a cell of this pool (its result consumed).
     #[inline(always)]
-    pub fn free(&self, cell: CellRef) {
+    pub(crate) fn free(&self, cell: CellRef) {
         debug_assert_eq!(cell.rank, self.rank);
         // SAFETY: a cell of this pool that nobody uses any more; PENDING
         // (ready for its next task) makes a stray CELL_FREE for it refused.
@@ -319,7 +319,7 @@ impl CellPool {
 /// Test support (the fuzzer): whether cell `addr` of `rank` (another rank)
 /// is handed back (FREE) — a CELL_FREE for it is refused whatever happens
 /// meanwhile short of a spawn and a finished task there.
-pub fn handed_back_remote(g: Gasnet, rank: u32, addr: usize) -> bool {
+pub(crate) fn handed_back_remote(g: Gasnet, rank: u32, addr: usize) -> bool {
     g.get_u64(rank, remote(g, rank, addr)) == FREE
 }
 
@@ -328,7 +328,8 @@ pub fn handed_back_remote(g: Gasnet, rank: u32, addr: usize) -> bool {
 /// cell (free unless nearly all cells are in use); to this rank, a cell of
 /// `pool` that is pending (its task has not finished), polled for until the
 /// handler has seen it. Returns how many were sent.
-pub fn send_malformed_cell_frees(g: Gasnet, rank: u32, layout: &Layout, pool: &CellPool) -> u32 {
+#[cfg(feature = "testing")]
+pub(crate) fn send_malformed_cell_frees(g: Gasnet, rank: u32, layout: &Layout, pool: &CellPool) -> u32 {
     let base = Layout::addr(layout.cells);
     let last = base + (layout.cell_count - 1) * CELL_SIZE;
     let send = |to: u32, addr: usize| {

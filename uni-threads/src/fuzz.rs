@@ -73,7 +73,7 @@ fn near(rng: &mut Rng, lo: usize, hi: usize, step: usize) -> usize {
 /// Sends `count` requests with random payloads to each of the handlers the
 /// runtime registers on `target` (see [`crate::fuzz_handlers`]); returns
 /// how many it sent.
-pub fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
+pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
     let g = w.gasnet;
     let mut rng = Rng(seed ^ (u64::from(w.rank) << 32) ^ u64::from(target));
     let mut sent = 0u64;

@@ -38,7 +38,7 @@ const ALT_SIZE: usize = 1 << 20;
 /// Installs the handler for guard range `[lo, hi)` (after GASNet's init, so
 /// GASNet's own handler is the one we chain to). `message` is the overflow
 /// message, written as is.
-pub fn install(lo: usize, hi: usize, message: String) -> std::io::Result<()> {
+pub(crate) fn install(lo: usize, hi: usize, message: String) -> std::io::Result<()> {
     GUARD_LO.store(lo, Ordering::Relaxed);
     GUARD_HI.store(hi, Ordering::Relaxed);
     let _ = MESSAGE.set(message.into_bytes());

@@ -77,25 +77,25 @@ use crate::deque::Entry;
 use crate::worker::Worker;
 
 /// Lifelines per rank at most (dimensions of the graph).
-pub const MAX_LIFELINES: usize = 32;
+pub(crate) const MAX_LIFELINES: usize = 32;
 /// The longest a sleeping rank goes without polling GASNet: the latency
 /// bound for what reaches it only by message.
-pub const SLEEP_PERIOD: Duration = Duration::from_millis(1);
+pub(crate) const SLEEP_PERIOD: Duration = Duration::from_millis(1);
 /// The same while a thread suspended here waits for a child elsewhere (its
 /// completion is not signalled: the rank looks).
-pub const SLEEP_PERIOD_WITH_WAITERS: Duration = Duration::from_micros(100);
+pub(crate) const SLEEP_PERIOD_WITH_WAITERS: Duration = Duration::from_micros(100);
 /// The first sleep of the back-off across the network.
-pub const FIRST_BACKOFF: Duration = Duration::from_micros(20);
+pub(crate) const FIRST_BACKOFF: Duration = Duration::from_micros(20);
 /// How long a thief spins on a victim's answer before it sleeps between
 /// polls: many round trips of any conduit (a GET over UDP on loopback takes
 /// ~12 µs), so a victim that polls answers within it and a steal costs what
 /// it did.
-pub const THIEF_SPIN: Duration = Duration::from_micros(200);
+pub(crate) const THIEF_SPIN: Duration = Duration::from_micros(200);
 /// How a thief waits for a victim's answer with lifelines on (the steal
 /// path's remote operations, [`gasnet_sys::wait`]): a victim that computes
 /// without polling answers only at its next poll, perhaps seconds later;
 /// the thief sleeps meanwhile, polling on the sleep's back-off schedule.
-pub const THIEF_PATIENCE: Patience = Patience {
+pub(crate) const THIEF_PATIENCE: Patience = Patience {
     spin: THIEF_SPIN,
     first_sleep: FIRST_BACKOFF,
     max_sleep: SLEEP_PERIOD,
@@ -103,12 +103,12 @@ pub const THIEF_PATIENCE: Patience = Patience {
 
 /// Active Message: the sender waits on the receiver's lifeline of
 /// dimension `arg` (its slot).
-pub const LIFELINE_REGISTER: u8 = 212;
+pub(crate) const LIFELINE_REGISTER: u8 = 212;
 /// Active Message: the sender woke the receiver (args: the `WOKEN_BY` tag).
-pub const LIFELINE_WAKE: u8 = 213;
+pub(crate) const LIFELINE_WAKE: u8 = 213;
 
 /// The handlers of the lifeline messages (registered at start-up).
-pub fn handlers() -> [Handler; 2] {
+pub(crate) fn handlers() -> [Handler; 2] {
     let register: for<'a> extern "C" fn(Token<'a>, Arg) = on_register;
     let wake: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_wake;
     [
@@ -130,9 +130,7 @@ static REFUSED_REGISTRATIONS: am_fad::refusals::Refusals = am_fad::refusals::Ref
 static REFUSED_WAKES: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("lifeline wake-ups");
 
 extern "C" fn on_register(token: Token, dim: Arg) {
-    let owner = SLOT_OWNERS
-        .get(dim as usize)
-        .map_or(0, |o| o.load(Ordering::Acquire));
+    let owner = SLOT_OWNERS.get(dim as usize).map_or(0, |o| o.load(Ordering::Acquire));
     if owner != token.source() + 1 {
         REFUSED_REGISTRATIONS.refuse(format_args!(
             "refused a lifeline registration from rank {} for dimension {dim}: {}",
@@ -193,13 +191,13 @@ fn radix(ranks: u32, dims: u32) -> u64 {
 }
 
 /// The default dimension: `⌈log2 P⌉` (a binary hypercube, radix 2).
-pub fn default_dimensions(ranks: u32) -> u32 {
+pub(crate) fn default_dimensions(ranks: u32) -> u32 {
     (32 - ranks.saturating_sub(1).leading_zeros()).min(MAX_LIFELINES as u32)
 }
 
 /// The lifelines of `rank`: `(dimension, buddy)` for each dimension that
 /// has one.
-pub fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
+pub(crate) fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
     if ranks < 2 || dims == 0 {
         return Vec::new();
     }
@@ -211,7 +209,7 @@ pub fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
 
 /// The lifelines that end at `rank`: `(dimension, the rank they start
 /// from)` (each dimension has at most one: the slot's owner).
-pub fn incoming(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
+pub(crate) fn incoming(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
     (0..ranks)
         .flat_map(|r| graph(r, ranks, dims).into_iter().map(move |(d, b)| (d, b, r)))
         .filter(|&(_, b, _)| b == rank)
@@ -220,7 +218,7 @@ pub fn incoming(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
 }
 
 /// This rank's lifeline state (worker thread only).
-pub struct Lifelines {
+pub(crate) struct Lifelines {
     on: bool,
     /// Failed steal attempts in a row before quiescing (`w`).
     attempts: u32,
@@ -248,7 +246,7 @@ fn slot(d: u32) -> ControlWord {
 
 /// Whether `rank` sleeps, where one load tells (shared memory).
 #[inline]
-pub fn sleeping(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
+pub(crate) fn sleeping(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
     sleep::is_sleeping(gasnet, rank, SLEEP_WORD.segment_offset()) == Some(true)
 }
 
@@ -256,18 +254,18 @@ pub fn sleeping(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
 /// shared memory with this rank (across the network it polls on its own
 /// schedule).
 #[inline]
-pub fn serve(gasnet: gasnet_sys::Gasnet, rank: u32) {
+pub(crate) fn serve(gasnet: gasnet_sys::Gasnet, rank: u32) {
     sleep::wake(gasnet, rank, SLEEP_WORD.segment_offset(), Wake::Service);
 }
 
 /// Wakes `rank` for work, if it sleeps in shared memory with this rank
 /// (across the network it polls and sees for itself: the end of a run).
-pub fn wake(gasnet: gasnet_sys::Gasnet, rank: u32) {
+pub(crate) fn wake(gasnet: gasnet_sys::Gasnet, rank: u32) {
     sleep::wake(gasnet, rank, SLEEP_WORD.segment_offset(), Wake::Work);
 }
 
 impl Lifelines {
-    pub fn new(
+    pub(crate) fn new(
         on: bool,
         attempts: u32,
         dims: u32,
@@ -299,7 +297,7 @@ impl Lifelines {
         }
     }
 
-    pub fn on(&self) -> bool {
+    pub(crate) fn on(&self) -> bool {
         self.on
     }
 
@@ -307,7 +305,7 @@ impl Lifelines {
     /// [`SLEEP_PERIOD_WITH_WAITERS`] while a thread suspended here waits
     /// for a child elsewhere (it looks for the child's completion only
     /// between steal attempts).
-    pub fn thief_patience(&self, w: &Worker) -> Patience {
+    pub(crate) fn thief_patience(&self, w: &Worker) -> Patience {
         if w.waiters.list.borrow().is_empty() {
             THIEF_PATIENCE
         } else {
@@ -319,7 +317,7 @@ impl Lifelines {
     }
 
     /// Clears this rank's words (the start of a run, before its barrier).
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
         own(WOKEN_BY_WORD).store(0, Ordering::SeqCst);
         for d in 0..MAX_LIFELINES as u32 {
@@ -330,7 +328,7 @@ impl Lifelines {
 
     /// A steal attempt failed: whether it is time to quiesce.
     #[inline]
-    pub fn failed_attempt(&self) -> bool {
+    pub(crate) fn failed_attempt(&self) -> bool {
         let n = self.failures.get() + 1;
         self.failures.set(n);
         self.on && n >= self.attempts
@@ -338,13 +336,13 @@ impl Lifelines {
 
     /// A steal succeeded.
     #[inline]
-    pub fn stole(&self) {
+    pub(crate) fn stole(&self) {
         self.failures.set(0);
     }
 
     /// The rank that woke this one, once (it is stolen from first).
     #[inline]
-    pub fn take_waker(&self, w: &Worker) -> Option<u32> {
+    pub(crate) fn take_waker(&self, w: &Worker) -> Option<u32> {
         let word = own(WOKEN_BY_WORD);
         if word.load(Ordering::Relaxed) == 0 {
             return None;
@@ -373,7 +371,7 @@ impl Lifelines {
     /// waiting on this one's lifelines, if it has work for them (`pushing`:
     /// the caller is a spawn, about to push a continuation). Returns
     /// whether some wait but could not be served now.
-    pub fn wake_waiting(&self, w: &Worker, pushing: bool) -> bool {
+    pub(crate) fn wake_waiting(&self, w: &Worker, pushing: bool) -> bool {
         let can_serve = pushing || !w.deque.is_empty();
         let mut pending = false;
         for d in 0..MAX_LIFELINES as u32 {
@@ -405,7 +403,7 @@ impl Lifelines {
     /// Quiesces (the module docs' steps 1–4). Returns a continuation stolen
     /// from a lifeline buddy, or None when the sleep ended (woken, the run
     /// finished, or a suspended thread can resume): the scheduler decides.
-    pub fn quiesce(&self, w: &Worker) -> Option<Entry> {
+    pub(crate) fn quiesce(&self, w: &Worker) -> Option<Entry> {
         let me = w.rank;
         own(SLEEP_WORD).store(QUIESCENT, Ordering::SeqCst);
         for &(d, b) in &self.buddies {
@@ -568,7 +566,10 @@ mod tests {
                     let inc = incoming(b, ranks, dims);
                     let mut seen = [false; MAX_LIFELINES];
                     for &(d, r) in &inc {
-                        assert!(!std::mem::replace(&mut seen[d as usize], true), "P={ranks} z={dims}: slot {d} of {b}");
+                        assert!(
+                            !std::mem::replace(&mut seen[d as usize], true),
+                            "P={ranks} z={dims}: slot {d} of {b}"
+                        );
                         assert!(graph(r, ranks, dims).contains(&(d, b)));
                     }
                     let total: usize = (0..ranks)

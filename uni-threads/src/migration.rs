@@ -45,9 +45,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// where Linux loads PIE executables and their heap (from 0x5555_5555_4000,
 /// plus up to 1 TiB of randomisation) and maps libraries and thread stacks
 /// (top-down from 0x7fxx_xxxx_xxxx); a non-PIE heap starts near 4 MiB.
-pub const HEAP_LO: usize = 0x2000_0000_0000;
+pub(crate) const HEAP_LO: usize = 0x2000_0000_0000;
 /// Bytes of the span shared out among the ranks (48 TiB).
-pub const HEAP_SPAN: usize = 0x3000_0000_0000;
+pub(crate) const HEAP_SPAN: usize = 0x3000_0000_0000;
 /// The largest slice a rank gets, and the smallest accepted.
 const MAX_STRIDE: usize = 64 << 30;
 const MIN_STRIDE: usize = 1 << 30;
@@ -68,7 +68,7 @@ fn stride_for(ranks: u32) -> Option<usize> {
 
 /// Turns the checker on for this process (rank `rank` of `ranks`): reserves
 /// the span, maps this rank's slice, and sends later allocations there.
-pub fn enable(rank: u32, ranks: u32) -> Result<(), String> {
+pub(crate) fn enable(rank: u32, ranks: u32) -> Result<(), String> {
     if !cfg!(feature = "migration-checker") {
         return Err(
             "UAT_CHECK_MIGRATION=1 needs uat's global allocator: build with the cargo feature \
@@ -126,7 +126,7 @@ pub fn enable(rank: u32, ranks: u32) -> Result<(), String> {
 }
 
 /// The rank whose heap `addr` lies in, if that is not this rank's.
-pub fn foreign_rank(addr: usize) -> Option<u32> {
+pub(crate) fn foreign_rank(addr: usize) -> Option<u32> {
     let stride = STRIDE.load(Ordering::Acquire);
     if stride == 0 || !in_span(addr) {
         return None;
@@ -196,7 +196,7 @@ fn backtrace() -> std::backtrace::Backtrace {
 /// The global allocator: the system allocator, except that with the checker
 /// on (after [`enable`]) new allocations come from this rank's slice.
 /// Deallocations go by address: a block keeps being freed where it came from.
-pub struct RankHeap;
+pub(crate) struct RankHeap;
 
 // SAFETY: every block is returned by exactly one of the two allocators and
 // freed by the same one (by address range); the checked heap hands out

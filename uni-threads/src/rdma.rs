@@ -6,7 +6,7 @@
 /// Smallest buffer: 256 bytes (class 0).
 const MIN_SHIFT: u32 = 8;
 
-pub struct RdmaAlloc {
+pub(crate) struct RdmaAlloc {
     base: usize,
     size: usize,
     bump: usize,
@@ -14,7 +14,7 @@ pub struct RdmaAlloc {
 }
 
 impl RdmaAlloc {
-    pub fn new(base: usize, size: usize) -> RdmaAlloc {
+    pub(crate) fn new(base: usize, size: usize) -> RdmaAlloc {
         RdmaAlloc {
             base,
             size,
@@ -28,7 +28,7 @@ impl RdmaAlloc {
     }
 
     /// A buffer of at least `len` bytes, or None when the region is full.
-    pub fn alloc(&mut self, len: usize) -> Option<usize> {
+    pub(crate) fn alloc(&mut self, len: usize) -> Option<usize> {
         let class = Self::class(len);
         if let Some(addr) = self.free[class as usize].pop() {
             return Some(addr);
@@ -43,12 +43,12 @@ impl RdmaAlloc {
     }
 
     /// Returns a buffer obtained from `alloc(len)`.
-    pub fn free(&mut self, addr: usize, len: usize) {
+    pub(crate) fn free(&mut self, addr: usize, len: usize) {
         debug_assert!(addr >= self.base && addr < self.base + self.size);
         self.free[Self::class(len) as usize].push(addr);
     }
 
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.size
     }
 }

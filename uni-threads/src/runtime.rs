@@ -26,7 +26,9 @@ const SCHED_STACK: usize = 1 << 20;
 /// Why the runtime could not start.
 #[derive(Debug)]
 pub enum StartError {
+    /// The arena could not be mapped.
     Arena(ArenaError),
+    /// Anything else, said in the message.
     Other(String),
 }
 
@@ -272,7 +274,7 @@ impl Runtime {
         if w.config.force_steal && w.ranks > 1 {
             let forced = move || {
                 let waiter = crate::spawn(|| {
-                    crate::wait_until_parent_stolen();
+                    wait_until_parent_stolen();
                     0u8
                 });
                 let value = root();
@@ -440,6 +442,7 @@ impl Runtime {
         self.gasnet.exit(code)
     }
 
+    /// The GASNet-EX handle the runtime runs on.
     pub fn gasnet(&self) -> Gasnet {
         self.gasnet
     }
@@ -456,6 +459,7 @@ impl Runtime {
         worker().deque.protocol()
     }
 
+    /// The configuration the runtime started with.
     pub fn config(&self) -> &Config {
         &worker().config
     }
@@ -622,7 +626,11 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
 /// comes from some of these settings), with a broadcast that needs none.
 fn check_settings_agree(gasnet: Gasnet, config: &Config) -> Result<(), StartError> {
     const BYTES: usize = 4096;
-    let mine: Vec<(&str, String)> = config.agreement().into_iter().map(|(var, _, show)| (var, show)).collect();
+    let mine: Vec<(&str, String)> = config
+        .agreement()
+        .into_iter()
+        .map(|(var, _, show)| (var, show))
+        .collect();
     let text: String = mine.iter().map(|(var, show)| format!("{var}={show}\n")).collect();
     let mut buf = [0u8; BYTES];
     let n = text.len().min(BYTES);
@@ -685,7 +693,7 @@ fn thread_cpu_ns() -> u64 {
 }
 
 /// The start-up banner (`UAT_VERBOSE=1`).
-pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
+pub(crate) fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
     format!(
         "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{} \
          stack={} deque={} entries future_cells={} rdma_region={} guard={} \
@@ -715,4 +723,30 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
             )),
         c.describe_settings(),
     )
+}
+
+/// Waits (polling) until another rank has stolen the
+/// continuation of the calling task's parent, so that a test's steal is
+/// certain rather than likely. Call it first thing in a spawned child, before
+/// it spawns; returns at once on one rank.
+pub(crate) fn wait_until_parent_stolen() {
+    let w = crate::worker::worker_for_task("uat::wait_until_parent_stolen");
+    if w.ranks < 2 {
+        return;
+    }
+    // The parent's continuation is the newest entry pushed (by the spawn
+    // that started the caller).
+    let Some(parent) = w.deque.newest_pushed() else {
+        return;
+    };
+    loop {
+        let w = crate::worker::worker_in_task();
+        if w.deque.stolen(parent) {
+            return;
+        }
+        // A thief's request to expose the entry arrives here.
+        w.attend(false);
+        w.gasnet.poll();
+        std::hint::spin_loop();
+    }
 }

@@ -15,7 +15,9 @@ use std::cell::UnsafeCell;
 /// How a field is combined over ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Combine {
+    /// Added up.
     Sum,
+    /// The largest.
     Max,
 }
 
@@ -36,8 +38,11 @@ pub enum Unit {
 /// One field of [`Stats`]: its name, how it combines, its unit.
 #[derive(Clone, Copy, Debug)]
 pub struct Field {
+    /// The field's name in [`Stats`].
     pub name: &'static str,
+    /// How it combines over ranks.
     pub combine: Combine,
+    /// What it counts.
     pub unit: Unit,
 }
 
@@ -135,12 +140,17 @@ stats! {
     /// advance head, re-read tail); reading the entry; the frame transfer;
     /// the release (split: a non-blocking put; paper: the unlock).
     steal_empty_check_cycles: Sum Cycles,
+    /// The claim phase of successful steals.
     steal_claim_cycles: Sum Cycles,
+    /// Reading the claimed entry.
     steal_entry_cycles: Sum Cycles,
+    /// Copying the frames.
     steal_transfer_cycles: Sum Cycles,
+    /// The release.
     steal_release_cycles: Sum Cycles,
     /// Copying joiners' frames out (suspend) and back (resume).
     suspend_cycles: Sum Cycles,
+    /// Copying resumed threads' frames back.
     resume_cycles: Sum Cycles,
     /// Lifelines: times this rank went quiescent (slept for lack of work).
     quiescences: Sum Count,
@@ -180,12 +190,12 @@ stats! {
 /// The live counters of this rank: a [`Stats`] updated in place by the
 /// worker thread only.
 #[derive(Default)]
-pub struct Counters(UnsafeCell<Stats>);
+pub(crate) struct Counters(UnsafeCell<Stats>);
 
 impl Counters {
     /// Updates the counters.
     #[inline(always)]
-    pub fn update(&self, f: impl FnOnce(&mut Stats)) {
+    pub(crate) fn update(&self, f: impl FnOnce(&mut Stats)) {
         // SAFETY: only the worker thread touches its counters (module docs),
         // and `f` cannot reach `self` again (no reentrancy: it gets the
         // `&mut Stats` only, and Counters is not reachable from a Stats).
@@ -193,13 +203,13 @@ impl Counters {
     }
 
     /// A copy of the counters.
-    pub fn snapshot(&self) -> Stats {
+    pub(crate) fn snapshot(&self) -> Stats {
         // SAFETY: as in update; a plain copy.
         unsafe { *self.0.get() }
     }
 
     /// Zeroes every counter (the start of a run).
-    pub fn reset(&self) {
+    pub(crate) fn reset(&self) {
         self.update(|s| *s = Stats::default());
     }
 }

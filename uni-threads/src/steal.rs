@@ -14,7 +14,7 @@ use crate::worker::worker_in_task;
 /// One steal attempt from the rank that woke this one (lifelines), else
 /// from a random victim. On success the stolen frames are in place in this
 /// rank's stack region and the entry is returned, ready to resume.
-pub fn try_steal() -> Option<Entry> {
+pub(crate) fn try_steal() -> Option<Entry> {
     let w = worker_in_task();
     if w.ranks < 2 {
         return None;
@@ -41,7 +41,7 @@ pub fn try_steal() -> Option<Entry> {
 /// computes without polling) asleep between polls
 /// ([`crate::lifeline::THIEF_PATIENCE`]), so that an idle rank is quiet
 /// whatever its victims do.
-pub fn try_steal_from(victim: u32) -> Option<Entry> {
+pub(crate) fn try_steal_from(victim: u32) -> Option<Entry> {
     let w = worker_in_task();
     if !w.lifelines.on() {
         return attempt(victim);

@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 /// The current TSC value.
 #[inline(always)]
-pub fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     // SAFETY: rdtsc has no preconditions on x86-64.
     unsafe { core::arch::x86_64::_rdtsc() }
 }

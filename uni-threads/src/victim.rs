@@ -8,16 +8,16 @@ use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
 /// A rank's sequence of victims (worker thread only).
-pub struct VictimRng(RefCell<SmallRng>);
+pub(crate) struct VictimRng(RefCell<SmallRng>);
 
 impl VictimRng {
-    pub fn new(seed: u64, rank: u32) -> VictimRng {
+    pub(crate) fn new(seed: u64, rank: u32) -> VictimRng {
         let mixed = seed ^ (rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         VictimRng(RefCell::new(SmallRng::seed_from_u64(mixed)))
     }
 
     /// A rank in `0..ranks` other than `me` (ranks ≥ 2), uniformly.
-    pub fn pick(&self, me: u32, ranks: u32) -> u32 {
+    pub(crate) fn pick(&self, me: u32, ranks: u32) -> u32 {
         let r = self.0.borrow_mut().random_range(0..ranks - 1);
         if r >= me {
             r + 1

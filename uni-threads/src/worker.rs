@@ -34,7 +34,7 @@ use crate::victim::VictimRng;
 /// A thread suspended in `join`: its frames `[ctx, top)` are saved in the
 /// RDMA region at `buf` until the child completes.
 #[derive(Clone, Copy, Debug)]
-pub struct Waiter {
+pub(crate) struct Waiter {
     pub ctx: usize,
     pub top: usize,
     pub buf: usize,
@@ -44,7 +44,7 @@ pub struct Waiter {
 }
 
 /// Where the running thread is, and the native contexts around it.
-pub struct ThreadPlace {
+pub(crate) struct ThreadPlace {
     /// Top (exclusive) of the frames of the deque's bottom thread: the one
     /// that runs, or whose continuation is in the deque's oldest entry
     /// (stolen or not). Set where a thread starts with the deque empty (the
@@ -60,7 +60,7 @@ pub struct ThreadPlace {
 }
 
 /// Threads suspended in a join, and the RDMA-region buffers of their frames.
-pub struct Waiters {
+pub(crate) struct Waiters {
     pub rdma: RefCell<RdmaAlloc>,
     pub list: RefCell<Vec<Waiter>>,
     /// A thread on its way into the list (set just before switching to the
@@ -69,7 +69,7 @@ pub struct Waiters {
 }
 
 /// The current run: its number and its statistics.
-pub struct RunState {
+pub(crate) struct RunState {
     /// The run number the FINISHED word must reach for this run to be over.
     pub id: Cell<u64>,
     pub counters: Counters,
@@ -83,7 +83,7 @@ pub struct RunState {
 
 /// This process's scheduler state: who it is (GASNet, rank, configuration,
 /// arena layout) and its parts, each with one purpose.
-pub struct Worker {
+pub(crate) struct Worker {
     pub gasnet: Gasnet,
     pub rank: u32,
     pub ranks: u32,
@@ -146,14 +146,14 @@ fn stack_pointer() -> usize {
 /// the worker thread uses, and only for tasks (the scheduler has a native
 /// stack of its own). One load and a compare.
 #[inline(always)]
-pub fn on_task_stack() -> bool {
+pub(crate) fn on_task_stack() -> bool {
     (ARENA_BASE - 1).wrapping_sub(stack_pointer()) < TASK_STACK_SIZE.load(Ordering::Relaxed)
 }
 
 /// This process's worker, for `spawn`, `join` and `poll_point`: checks that
 /// the caller is a task and ends the job with the rule otherwise.
 #[inline(always)]
-pub fn worker_for_task(what: &'static str) -> &'static Worker {
+pub(crate) fn worker_for_task(what: &'static str) -> &'static Worker {
     if !on_task_stack() {
         misuse_outside_task(what);
     }
@@ -164,7 +164,7 @@ pub fn worker_for_task(what: &'static str) -> &'static Worker {
 /// outside tasks too (polling, micro-benchmark hooks) but not on any other
 /// OS thread.
 #[inline(always)]
-pub fn worker_for_thread(what: &'static str) -> &'static Worker {
+pub(crate) fn worker_for_thread(what: &'static str) -> &'static Worker {
     if !on_task_stack() && !on_worker_thread() {
         misuse_outside_task(what);
     }
@@ -173,7 +173,7 @@ pub fn worker_for_thread(what: &'static str) -> &'static Worker {
 
 /// This process's worker. Panics outside a runtime.
 #[inline(always)]
-pub fn worker() -> &'static Worker {
+pub(crate) fn worker() -> &'static Worker {
     if !WORKER.ready.load(Ordering::Acquire) {
         not_in_runtime();
     }
@@ -186,7 +186,7 @@ pub fn worker() -> &'static Worker {
 /// body after [`worker_for_task`], the scheduler): skips the check of
 /// [`worker()`].
 #[inline(always)]
-pub fn worker_in_task() -> &'static Worker {
+pub(crate) fn worker_in_task() -> &'static Worker {
     debug_assert!(WORKER.ready.load(Ordering::Relaxed));
     // SAFETY: only called from code that runs after `install` (tasks and the
     // scheduler exist only inside Runtime::run); see worker().
@@ -199,7 +199,7 @@ pub fn is_running() -> bool {
 }
 
 /// Whether the calling OS thread is the worker thread.
-pub fn on_worker_thread() -> bool {
+pub(crate) fn on_worker_thread() -> bool {
     IS_WORKER_THREAD.with(|w| w.get())
 }
 
@@ -235,7 +235,7 @@ fn misuse_outside_task(what: &str) -> ! {
 }
 
 /// Installs the worker (once per process), on the thread that will run it.
-pub fn install(w: Worker) {
+pub(crate) fn install(w: Worker) {
     assert!(
         !WORKER.ready.load(Ordering::Acquire),
         "the runtime is already started in this process"
@@ -253,7 +253,7 @@ impl Worker {
     /// `poll_point` does for other ranks: one load of the attention word;
     /// when it is set, serve (see [`crate::attention`]).
     #[inline(always)]
-    pub fn check_attention(&self, pushing: bool) {
+    pub(crate) fn check_attention(&self, pushing: bool) {
         if Attention::raised() && self.attention.due() {
             self.attend(pushing);
         }
@@ -264,7 +264,7 @@ impl Worker {
     /// expose an entry to the thief that asked for work and wake the ranks
     /// waiting on this one's lifelines ([`crate::lifeline`]).
     #[inline(never)]
-    pub fn attend(&self, pushing: bool) {
+    pub(crate) fn attend(&self, pushing: bool) {
         if self.attention.memory_marked() {
             self.memory.at_attention(self, pushing);
         }
@@ -293,13 +293,13 @@ impl Worker {
 
     /// Identifies the deque's state for a waiter: its length and the pushes
     /// of this run so far (equal marks: nothing was pushed or popped since).
-    pub fn deque_mark(&self) -> (u64, u64) {
+    pub(crate) fn deque_mark(&self) -> (u64, u64) {
         (self.deque.len(), self.run.counters.snapshot().spawns)
     }
 
     /// Records a context record at `ctx` (the stack's depth there).
     #[inline(always)]
-    pub fn note_stack_low(&self, ctx: usize) {
+    pub(crate) fn note_stack_low(&self, ctx: usize) {
         // A branch, not a `min`: the store happens only at a new minimum
         // (rare once the stack has reached its depth), so consecutive
         // spawns do not chain through this word (a load, a compare and a
@@ -310,7 +310,7 @@ impl Worker {
     }
 
     /// This run's counters so far, the stack depth included.
-    pub fn stats_snapshot(&self) -> crate::stats::Stats {
+    pub(crate) fn stats_snapshot(&self) -> crate::stats::Stats {
         let mut s = self.run.counters.snapshot();
         s.max_stack_bytes = s
             .max_stack_bytes
@@ -319,14 +319,14 @@ impl Worker {
     }
 
     /// Zeroes the counters at the start of a run.
-    pub fn reset_stats(&self) {
+    pub(crate) fn reset_stats(&self) {
         self.run.counters.reset();
         self.run.lowest_ctx.set(usize::MAX);
     }
 
     /// Whether the current run's root task has completed (on any rank).
     #[inline]
-    pub fn finished(&self) -> bool {
+    pub(crate) fn finished(&self) -> bool {
         // SAFETY: a control word of the mapped arena, written by remote puts
         // of whole words and read atomically here.
         let word = unsafe { crate::arena::FINISHED_WORD.local() };
@@ -343,7 +343,7 @@ impl Worker {
     /// thieves never rewrite it), and at the bottom thread's top when the
     /// deque is empty.
     #[inline(always)]
-    pub fn thread_top(&self) -> usize {
+    pub(crate) fn thread_top(&self) -> usize {
         self.deque
             .newest_ctx()
             .map_or(self.thread.bottom_top.get(), |ctx| ctx as usize)
@@ -352,7 +352,7 @@ impl Worker {
     /// The lowest address in use in the stack region while the worker is in
     /// the scheduler: the newest ready continuation's context, or the
     /// region's top when no frames are in place.
-    pub fn lowest_used(&self) -> usize {
+    pub(crate) fn lowest_used(&self) -> usize {
         self.deque
             .newest_ctx()
             .map_or(self.layout.stack_top(), |ctx| ctx as usize)

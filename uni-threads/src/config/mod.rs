@@ -12,7 +12,8 @@
 
 mod values;
 
-pub use values::{fmt_size, CacheFault, ConfigError, PollerCores, PollerWait, SettingValue, StealProtocol, BOOL_SYNTAX};
+pub(crate) use values::{fmt_size, SettingValue, BOOL_SYNTAX};
+pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol};
 
 /// One row of the settings table.
 #[derive(Clone, Copy, Debug)]
@@ -316,7 +317,8 @@ impl Config {
 
     /// The README's settings table, generated from [`Config::SETTINGS`].
     pub fn settings_markdown() -> String {
-        let mut t = String::from("| setting | env var | values | default | same on every rank |\n|---|---|---|---|---|\n");
+        let mut t =
+            String::from("| setting | env var | values | default | same on every rank |\n|---|---|---|---|---|\n");
         for s in Config::SETTINGS {
             let cell = |x: &str| x.replace('|', "\\|");
             t.push_str(&format!(
@@ -387,7 +389,14 @@ mod tests {
     #[test]
     fn booleans_off_mean_off() {
         for s in Config::SETTINGS.iter().filter(|s| s.values == BOOL_SYNTAX) {
-            for (text, on) in [("on", true), ("off", false), ("1", true), ("0", false), ("true", true), ("false", false)] {
+            for (text, on) in [
+                ("on", true),
+                ("off", false),
+                ("1", true),
+                ("0", false),
+                ("true", true),
+                ("false", false),
+            ] {
                 let c = only(s.env, text).unwrap();
                 let d = only(s.env, if on { "off" } else { "on" }).unwrap();
                 assert_ne!(c, d, "{}={text}", s.env);
@@ -408,10 +417,14 @@ mod tests {
             x ^= x << 17;
             x
         };
-        let alphabet: Vec<char> = "0123456789KMGkmg,-+. onfftrueyieldspinpaper\u{e9}\u{1F600}".chars().collect();
+        let alphabet: Vec<char> = "0123456789KMGkmg,-+. onfftrueyieldspinpaper\u{e9}\u{1F600}"
+            .chars()
+            .collect();
         for _ in 0..4000 {
             let len = (next() % 12) as usize;
-            let text: String = (0..len).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect();
+            let text: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
             let s = &Config::SETTINGS[(next() % Config::SETTINGS.len() as u64) as usize];
             if let Err(e) = only(s.env, &text) {
                 assert!(e.0.contains(s.env), "{e}");
@@ -434,7 +447,13 @@ mod tests {
     #[test]
     fn the_settings_that_shape_the_arena_must_agree() {
         let agree: Vec<&str> = Config::default().agreement().iter().map(|a| a.0).collect();
-        for var in ["UAT_STACK_SIZE", "UAT_DEQUE_CAPACITY", "UAT_LIFELINES", "UAT_LIFELINE_Z", "UAT_STEAL_PROTOCOL"] {
+        for var in [
+            "UAT_STACK_SIZE",
+            "UAT_DEQUE_CAPACITY",
+            "UAT_LIFELINES",
+            "UAT_LIFELINE_Z",
+            "UAT_STEAL_PROTOCOL",
+        ] {
             assert!(agree.contains(&var), "{var}");
         }
         assert!(!agree.contains(&"UAT_SEED"));

@@ -6,6 +6,7 @@ use std::fmt;
 /// A fault injected into the global-memory cache (tests only).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CacheFault {
+    /// The cache works as it should.
     #[default]
     None,
     /// Release points write nothing back.
@@ -33,6 +34,7 @@ impl StealProtocol {
         }
     }
 
+    /// The protocol named `text` (`split` or `paper`).
     pub fn parse(text: &str) -> Option<StealProtocol> {
         match text {
             "split" => Some(StealProtocol::Split),
@@ -81,7 +83,7 @@ impl PollerCores {
 
 /// A size as a person wrote it: "256K", "64M", "1G", or bytes — the form
 /// the `UAT_*` settings accept, so a suggestion can be pasted back.
-pub fn fmt_size(bytes: usize) -> String {
+pub(crate) fn fmt_size(bytes: usize) -> String {
     for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{suffix}", bytes >> shift);
@@ -101,7 +103,7 @@ impl fmt::Display for ConfigError {
 }
 
 /// Parses "64M", "1G", "4096", "512K".
-pub fn parse_size(text: &str) -> Option<usize> {
+pub(super) fn parse_size(text: &str) -> Option<usize> {
     let t = text.trim();
     let (digits, shift) = match t.as_bytes().last()? {
         b'K' | b'k' => (&t[..t.len() - 1], 10),
@@ -112,11 +114,10 @@ pub fn parse_size(text: &str) -> Option<usize> {
     digits.parse::<usize>().ok()?.checked_mul(1usize << shift)
 }
 
-
 /// A setting's value type: how the environment's text becomes one (the
 /// variable is named in every refusal), how it prints at start-up and in
 /// the README's table, and a word that two ranks' values can be compared by.
-pub trait SettingValue: Sized {
+pub(crate) trait SettingValue: Sized {
     /// Parses `text`, the value of the variable `var`.
     fn parse(var: &str, text: &str) -> Result<Self, ConfigError>;
     /// As a person would write it back into the variable.
@@ -126,15 +127,18 @@ pub trait SettingValue: Sized {
 }
 
 /// The one boolean syntax of every on/off setting.
-pub const BOOL_SYNTAX: &str = "on|off|1|0|true|false";
+pub(crate) const BOOL_SYNTAX: &str = "on|off|1|0|true|false";
 
 /// Parses a boolean setting: `on`, `1`, `true` or `off`, `0`, `false`;
 /// anything else is refused naming the variable.
-pub fn parse_bool(var: &str, text: &str) -> Result<bool, ConfigError> {
+pub(super) fn parse_bool(var: &str, text: &str) -> Result<bool, ConfigError> {
     match text {
         "on" | "1" | "true" => Ok(true),
         "off" | "0" | "false" => Ok(false),
-        _ => Err(ConfigError(format!("{var}={text}: expected {}", BOOL_SYNTAX.replace('|', ", ")))),
+        _ => Err(ConfigError(format!(
+            "{var}={text}: expected {}",
+            BOOL_SYNTAX.replace('|', ", ")
+        ))),
     }
 }
 
@@ -205,14 +209,13 @@ impl<T: SettingValue> SettingValue for Option<T> {
 }
 
 /// At least `min` (a size or count).
-pub fn at_least<T: PartialOrd + Copy + SettingValue>(value: &T, min: T) -> Result<(), String> {
+pub(super) fn at_least<T: PartialOrd + Copy + SettingValue>(value: &T, min: T) -> Result<(), String> {
     if *value < min {
         Err(format!("must be at least {}", min.show()))
     } else {
         Ok(())
     }
 }
-
 
 impl SettingValue for StealProtocol {
     fn parse(var: &str, text: &str) -> Result<StealProtocol, ConfigError> {
@@ -278,7 +281,9 @@ impl SettingValue for PollerCores {
     fn word(&self) -> u64 {
         match self {
             PollerCores::From(b) => *b as u64,
-            PollerCores::List(l) => l.iter().fold(1u64, |h, &c| h.wrapping_mul(1_000_003).wrapping_add(c as u64)),
+            PollerCores::List(l) => l
+                .iter()
+                .fold(1u64, |h, &c| h.wrapping_mul(1_000_003).wrapping_add(c as u64)),
         }
     }
 }
@@ -333,7 +338,14 @@ mod tests {
 
     #[test]
     fn booleans_have_one_syntax_and_refusals_name_the_variable() {
-        for (t, v) in [("on", true), ("1", true), ("true", true), ("off", false), ("0", false), ("false", false)] {
+        for (t, v) in [
+            ("on", true),
+            ("1", true),
+            ("true", true),
+            ("off", false),
+            ("0", false),
+            ("false", false),
+        ] {
             assert_eq!(parse_bool("UAT_X", t), Ok(v));
         }
         for t in ["", "yes", "no", "ON", "2", " on"] {

@@ -19,7 +19,7 @@ fn slot_addr(i: u64) -> usize {
 }
 
 /// This rank's deque words.
-pub struct ArenaOwnWords {
+pub(crate) struct ArenaOwnWords {
     gasnet: Gasnet,
     atomics: DequeAtomics,
     /// Segment addresses of the atomic words (for the atomic domain).
@@ -34,7 +34,7 @@ impl ArenaOwnWords {
     /// # Safety
     /// The arena must be mapped, and this must be the only owner-side
     /// handle of it.
-    pub unsafe fn new(gasnet: Gasnet, atomics: DequeAtomics) -> ArenaOwnWords {
+    pub(crate) unsafe fn new(gasnet: Gasnet, atomics: DequeAtomics) -> ArenaOwnWords {
         let me = gasnet.rank();
         let lock_segment = words::LOCK.on(gasnet, me);
         // SAFETY: the deque's atomic words, the attention word and the sleep
@@ -61,7 +61,7 @@ impl ArenaOwnWords {
         own
     }
 
-    pub fn atomics(&self) -> &DequeAtomics {
+    pub(crate) fn atomics(&self) -> &DequeAtomics {
         &self.atomics
     }
 
@@ -135,7 +135,7 @@ impl OwnWords for ArenaOwnWords {
 }
 
 /// Another rank's deque words, as a thief reaches them.
-pub struct RemoteDeque<'a> {
+pub(crate) struct RemoteDeque<'a> {
     gasnet: Gasnet,
     rank: u32,
     atomics: &'a DequeAtomics,
@@ -145,7 +145,7 @@ pub struct RemoteDeque<'a> {
 static ZERO: u64 = 0;
 
 impl<'a> RemoteDeque<'a> {
-    pub fn new(gasnet: Gasnet, rank: u32, atomics: &'a DequeAtomics) -> RemoteDeque<'a> {
+    pub(crate) fn new(gasnet: Gasnet, rank: u32, atomics: &'a DequeAtomics) -> RemoteDeque<'a> {
         RemoteDeque { gasnet, rank, atomics }
     }
 

@@ -109,38 +109,38 @@ use std::sync::atomic::{fence, AtomicU64, Ordering};
 /// A suspended parent: its context record and the top of its frames.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub ctx: u64,
     pub top: u64,
 }
 
 /// Bytes of one entry.
-pub const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
+pub(crate) const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
 
 /// Bits of `head` in the packed word; `split` has the rest.
-pub const HEAD_BITS: u32 = 40;
+pub(crate) const HEAD_BITS: u32 = 40;
 const HEAD_MASK: u64 = (1 << HEAD_BITS) - 1;
 /// The largest deque capacity the packed word can index.
-pub const MAX_CAPACITY: usize = (1 << (64 - HEAD_BITS)) - 1;
+pub(crate) const MAX_CAPACITY: usize = (1 << (64 - HEAD_BITS)) - 1;
 /// Added to the packed word: `split - 1` (two's complement).
 const SPLIT_DECREMENT: u64 = (1u64 << HEAD_BITS).wrapping_neg();
 
 /// `(head, split)` of a packed word.
 #[inline]
-pub fn unpack(word: u64) -> (u64, u64) {
+pub(crate) fn unpack(word: u64) -> (u64, u64) {
     (word & HEAD_MASK, word >> HEAD_BITS)
 }
 
 /// The packed word of `(head, split)`.
 #[inline]
-pub fn pack(head: u64, split: u64) -> u64 {
+pub(crate) fn pack(head: u64, split: u64) -> u64 {
     debug_assert!(head <= HEAD_MASK && split <= MAX_CAPACITY as u64);
     head | (split << HEAD_BITS)
 }
 
 /// Which protocol the owner and the thieves follow (a setting: see
 /// [`crate::config::StealProtocol`]).
-pub use crate::config::StealProtocol as Protocol;
+pub(crate) use crate::config::StealProtocol as Protocol;
 
 // ---------------------------------------------------------------------------
 // The words
@@ -149,25 +149,25 @@ pub use crate::config::StealProtocol as Protocol;
 /// Where the deque's words are: byte offsets from the control page, each
 /// word on its own cache line except the atomic ones, which are
 /// consecutive (the AM service allows exactly that range).
-pub mod words {
+pub(crate) mod words {
     use crate::arena::ControlWord;
 
     /// The paper's lock (atomic).
-    pub const LOCK: ControlWord = ControlWord::at(0);
+    pub(crate) const LOCK: ControlWord = ControlWord::at(0);
     /// A spare atomic word remote fetch-and-adds may target (benchmarks).
-    pub const FAD_BENCH: ControlWord = ControlWord::at(8);
+    pub(crate) const FAD_BENCH: ControlWord = ControlWord::at(8);
     /// The split protocol's packed `(head, split)` (atomic).
-    pub const HEAD_SPLIT: ControlWord = ControlWord::at(16);
+    pub(crate) const HEAD_SPLIT: ControlWord = ControlWord::at(16);
     /// How many consecutive atomic words start at [`LOCK`].
-    pub const ATOMIC_WORDS: usize = 3;
+    pub(crate) const ATOMIC_WORDS: usize = 3;
     /// The paper's `head`.
-    pub const HEAD: ControlWord = ControlWord::at(64);
+    pub(crate) const HEAD: ControlWord = ControlWord::at(64);
     /// `tail` (both protocols; the owner's, read by the paper's thieves).
-    pub const TAIL: ControlWord = ControlWord::at(128);
+    pub(crate) const TAIL: ControlWord = ControlWord::at(128);
 }
 
 /// The owner's access to its own deque's words.
-pub trait OwnWords {
+pub(crate) trait OwnWords {
     /// The `tail` word (plain memory).
     fn tail(&self) -> &AtomicU64;
     /// The paper's `head` word (plain memory).
@@ -209,7 +209,7 @@ pub(crate) trait VictimWords {
 
 /// Whether other processes can steal from this deque at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Thieves {
+pub(crate) enum Thieves {
     /// Other ranks exist: the split protocol shares the bottom entry at its
     /// push (owner, 1.).
     Possible,
@@ -219,7 +219,7 @@ pub enum Thieves {
 }
 
 /// The owner's view of its deque.
-pub struct Deque<W> {
+pub(crate) struct Deque<W> {
     words: W,
     capacity: u64,
     protocol: Protocol,
@@ -245,22 +245,22 @@ impl<W: OwnWords> Deque<W> {
         }
     }
 
-    pub fn words(&self) -> &W {
+    pub(crate) fn words(&self) -> &W {
         &self.words
     }
 
-    pub fn protocol(&self) -> Protocol {
+    pub(crate) fn protocol(&self) -> Protocol {
         self.protocol
     }
 
-    pub fn capacity(&self) -> u64 {
+    pub(crate) fn capacity(&self) -> u64 {
         self.capacity
     }
 
     /// Pushes the newest entry. Returns false when the deque is full.
     #[inline(always)]
     #[must_use]
-    pub fn push(&self, e: Entry) -> bool {
+    pub(crate) fn push(&self, e: Entry) -> bool {
         self.push_at(self.words.tail().load(Ordering::Relaxed), e)
     }
 
@@ -274,7 +274,7 @@ impl<W: OwnWords> Deque<W> {
     /// The deque must not be empty (`!is_empty()`).
     #[inline(always)]
     #[must_use]
-    pub unsafe fn push_above_newest(&self, ctx: u64) -> bool {
+    pub(crate) unsafe fn push_above_newest(&self, ctx: u64) -> bool {
         let t = self.words.tail().load(Ordering::Relaxed);
         debug_assert!(t > 0, "push_above_newest on an empty deque");
         // SAFETY: t > 0 (the caller's contract): slot t-1 holds a pushed
@@ -301,7 +301,7 @@ impl<W: OwnWords> Deque<W> {
     /// protocol shares at once (1.) where thieves are possible. Returns
     /// false when the deque is full.
     #[must_use]
-    pub fn push_bottom(&self, e: Entry) -> bool {
+    pub(crate) fn push_bottom(&self, e: Entry) -> bool {
         debug_assert!(self.is_empty());
         if !self.push(e) {
             return false;
@@ -314,7 +314,7 @@ impl<W: OwnWords> Deque<W> {
 
     /// Pops the newest entry, unless a thief took it (or the deque is empty).
     #[inline(always)]
-    pub fn pop(&self) -> Option<Entry> {
+    pub(crate) fn pop(&self) -> Option<Entry> {
         let t = self.words.tail().load(Ordering::Relaxed);
         if t > self.split.get() {
             // Private: no thief can claim index t - 1 (split protocol, 2.).
@@ -370,7 +370,7 @@ impl<W: OwnWords> Deque<W> {
 
     /// Split protocol, 4.: a thief asked for work. Exposes the oldest
     /// private entry; returns whether there was one.
-    pub fn expose(&self) -> bool {
+    pub(crate) fn expose(&self) -> bool {
         let s = self.split.get();
         if self.protocol != Protocol::Split || self.words.tail().load(Ordering::Relaxed) <= s {
             return false;
@@ -430,7 +430,7 @@ impl<W: OwnWords> Deque<W> {
     /// The newest entry's `ctx`, if any, stolen or not (its frames are in
     /// place or being copied: either way nothing may overwrite them).
     #[inline(always)]
-    pub fn newest_ctx(&self) -> Option<u64> {
+    pub(crate) fn newest_ctx(&self) -> Option<u64> {
         let t = self.words.tail().load(Ordering::Relaxed);
         // SAFETY: t > 0: slot t-1 is a pushed entry.
         (t > 0).then(|| unsafe { self.slot_ctx(t - 1) })
@@ -448,13 +448,13 @@ impl<W: OwnWords> Deque<W> {
     }
 
     /// The number of entries pushed and not popped (stolen ones included).
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.words.tail().load(Ordering::Relaxed)
     }
 
     /// The index the newest push went to, if any (owner's view; the entry
     /// may have been stolen since).
-    pub fn newest_pushed(&self) -> Option<u64> {
+    pub(crate) fn newest_pushed(&self) -> Option<u64> {
         self.words.tail().load(Ordering::Relaxed).checked_sub(1)
     }
 
@@ -463,7 +463,7 @@ impl<W: OwnWords> Deque<W> {
     /// seen (head past `i`) can still be rolled back by a thief racing the
     /// owner's pop, but only while it holds the lock, so it is confirmed
     /// under the lock.
-    pub fn stolen(&self, i: u64) -> bool {
+    pub(crate) fn stolen(&self, i: u64) -> bool {
         match self.protocol {
             Protocol::Split => {
                 let (h, s) = unpack(self.words.split_load());
@@ -483,7 +483,7 @@ impl<W: OwnWords> Deque<W> {
 
     /// Whether no entry is in the deque (owner's view: after a pop found
     /// nothing, both protocols have reset to empty).
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.words.tail().load(Ordering::Relaxed) == 0
     }
 }
@@ -494,7 +494,7 @@ impl<W: OwnWords> Deque<W> {
 
 /// Why a steal attempt got nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Miss {
+pub(crate) enum Miss {
     /// The empty check (or, in the paper's protocol, the read under the
     /// lock) found nothing to take.
     Empty,
@@ -507,7 +507,7 @@ pub enum Miss {
 
 /// An entry this thief now owns; [`release`] it once its frames are copied.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Claimed {
+pub(crate) struct Claimed {
     pub index: u64,
     pub entry: Entry,
 }
@@ -515,7 +515,7 @@ pub struct Claimed {
 /// When the phases of a claim ended (from `now`): after the empty check,
 /// after the claim.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ClaimTimes {
+pub(crate) struct ClaimTimes {
     pub empty_checked: u64,
     pub claimed: u64,
 }
@@ -605,4 +605,4 @@ mod arena_words;
 #[cfg(test)]
 mod tests;
 
-pub use arena_words::{ArenaOwnWords, RemoteDeque};
+pub(crate) use arena_words::{ArenaOwnWords, RemoteDeque};

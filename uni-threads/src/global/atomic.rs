@@ -11,8 +11,8 @@ use crate::arena::remote;
 use crate::worker::{worker_for_thread, Worker};
 
 /// A u64 in the global heap of one rank that every rank updates with
-/// atomic operations (a best-so-far bound, a counter, a flag). `Copy + Send
-/// + 'static`: pass it to tasks. Every operation is atomic with respect to
+/// atomic operations (a best-so-far bound, a counter, a flag). It is
+/// `Copy + Send + 'static`: pass it to tasks. Every operation is atomic with respect to
 /// the others and takes an [`Ordering`] as `std::sync::atomic` does, which
 /// orders it against the caller's accesses to *global memory*:
 ///

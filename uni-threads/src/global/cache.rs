@@ -39,7 +39,7 @@ struct Block {
 }
 
 /// This process's cache of other ranks' global memory.
-pub struct Cache {
+pub(super) struct Cache {
     on: bool,
     fault: crate::config::CacheFault,
     block: usize,
@@ -55,7 +55,7 @@ pub struct Cache {
 }
 
 impl Cache {
-    pub fn new(
+    pub(super) fn new(
         on: bool,
         fault: crate::config::CacheFault,
         block: usize,
@@ -80,12 +80,12 @@ impl Cache {
     }
 
     /// Whether dirty bytes wait for a release point.
-    pub fn is_dirty(&self) -> bool {
+    pub(super) fn is_dirty(&self) -> bool {
         self.dirty > 0
     }
 
     /// Whether anything is held (an acquire point has work to do).
-    pub fn holds_blocks(&self) -> bool {
+    pub(super) fn holds_blocks(&self) -> bool {
         !self.blocks.is_empty()
     }
 
@@ -127,7 +127,7 @@ impl Cache {
     /// writable here and returns its address in the mirror. `fetch`: its
     /// current contents are needed (false: the caller overwrites all of
     /// it). Blocks stay pinned until [`Cache::finish`].
-    pub fn view(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
+    pub(super) fn view(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
         let at = self.mirror_addr(rank, addr);
         if !self.on {
             if fetch {
@@ -199,7 +199,7 @@ impl Cache {
     /// Ends a checkout of `[addr, addr + len)` on `rank` made with
     /// [`Cache::view`]: `wrote`, its bytes are dirty (written back at the
     /// next release point; at once with the cache off).
-    pub fn finish(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, wrote: bool) {
+    pub(super) fn finish(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, wrote: bool) {
         if !self.on {
             if wrote {
                 let at = self.mirror_addr(rank, addr);
@@ -236,7 +236,7 @@ impl Cache {
     /// a poll inside a checkout skips the pinned blocks, whose bytes a live
     /// `&mut [T]` may cover — reading them as a put's source would alias
     /// it — and leaves them dirty (the mark stays up) for the next release.
-    pub fn release(&mut self, w: &Worker) {
+    pub(super) fn release(&mut self, w: &Worker) {
         if self.dirty == 0 || self.fault == crate::config::CacheFault::NoWriteBack {
             return;
         }
@@ -286,7 +286,7 @@ impl Cache {
 
     /// Writes back, then forgets every block not in a checkout (an acquire
     /// point).
-    pub fn acquire(&mut self, w: &Worker) {
+    pub(super) fn acquire(&mut self, w: &Worker) {
         self.release(w);
         if self.fault == crate::config::CacheFault::NoInvalidate {
             return;
@@ -304,7 +304,7 @@ impl Cache {
     /// for a new allocation (`zeroed`: its home was just zeroed) its cached
     /// bytes are zeroed too, so the checkout's neighbour reads 0, not the
     /// previous owner's bytes.
-    pub fn drop_range(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, zeroed: bool) {
+    pub(super) fn drop_range(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if len == 0 || self.blocks.is_empty() {
             return;
         }

@@ -34,7 +34,7 @@ use crate::arena::{remote, Layout};
 use crate::worker::Worker;
 
 /// Bytes of an allocation's header, and the alignment of every allocation.
-pub const HEADER: usize = 64;
+pub(crate) const HEADER: usize = 64;
 /// The header word of a live block: this tag mixed with the block's data
 /// address.
 const LIVE_TAG: u64 = 0x6c69_7665_0000_0000;
@@ -48,17 +48,17 @@ const OFFSET_MASK: u64 = (1 << LIVE_SHIFT) - 1;
 
 /// Handler index of GLOBAL_FREE(data address): a local-zone block of the
 /// receiving rank that another rank freed (its header already cleared).
-pub const GLOBAL_FREE: u8 = 214;
+pub(crate) const GLOBAL_FREE: u8 = 214;
 
 /// The heap's zones, as arena addresses (the same on every rank).
 #[derive(Clone, Copy, Debug)]
-pub struct Zones {
+pub(crate) struct Zones {
     pub local: (usize, usize),
     pub symmetric: (usize, usize),
 }
 
 impl Zones {
-    pub fn new(layout: &Layout) -> Zones {
+    pub(crate) fn new(layout: &Layout) -> Zones {
         let lo = Layout::addr(layout.heap);
         let half = (layout.heap_size / 2) & !(4095);
         Zones {
@@ -85,7 +85,7 @@ struct FreeList {
 }
 
 /// This rank's local zone.
-pub struct LocalHeap {
+pub(crate) struct LocalHeap {
     list: Mutex<FreeList>,
     zones: Zones,
 }
@@ -107,7 +107,7 @@ fn granules(bytes: usize) -> Option<usize> {
 }
 
 impl LocalHeap {
-    pub fn new(zones: Zones) -> LocalHeap {
+    pub(crate) fn new(zones: Zones) -> LocalHeap {
         let (lo, hi) = zones.local;
         LOCAL_LO.store(lo, Ordering::Relaxed);
         LOCAL_HI.store(hi, Ordering::Release);
@@ -120,12 +120,12 @@ impl LocalHeap {
         }
     }
 
-    pub fn zones(&self) -> Zones {
+    pub(crate) fn zones(&self) -> Zones {
         self.zones
     }
 
     /// Makes the heap reachable from the GLOBAL_FREE handler.
-    pub fn publish(&'static self) {
+    pub(crate) fn publish(&'static self) {
         let _ = HEAP.set(self);
     }
 
@@ -200,7 +200,7 @@ fn mark_free(w: &Worker, rank: u32, data: usize) -> bool {
 
 /// Allocates `bytes` in the calling rank's local zone; returns the data's
 /// arena address. Ends the job with a message when the zone is full.
-pub fn alloc_local(w: &Worker, bytes: usize) -> usize {
+pub(crate) fn alloc_local(w: &Worker, bytes: usize) -> usize {
     let heap = &w.memory.heap;
     let Some(data) = heap.alloc(bytes) else {
         crate::fatal::fatal(format_args!(
@@ -218,7 +218,7 @@ pub fn alloc_local(w: &Worker, bytes: usize) -> usize {
 
 /// Allocates `bytes` at the same offset on every rank (the symmetric zone);
 /// returns the data's arena address.
-pub fn alloc_symmetric(w: &Worker, bytes: usize) -> usize {
+pub(crate) fn alloc_symmetric(w: &Worker, bytes: usize) -> usize {
     let zones = w.memory.heap.zones();
     let control = remote(w.gasnet, 0, zones.symmetric_control());
     let capacity = (zones.symmetric.1 - zones.symmetric_data()) as u64;
@@ -259,7 +259,7 @@ pub fn alloc_symmetric(w: &Worker, bytes: usize) -> usize {
 /// Frees the block whose data starts at `data`: a local-zone block of
 /// `rank`, or (`symmetric`) a symmetric allocation. Ends the job with a
 /// message when it is not a live block.
-pub fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
+pub(crate) fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
     let header_rank = if symmetric { 0 } else { rank };
     if !mark_free(w, header_rank, data) {
         crate::fatal::fatal(format_args!(
@@ -297,7 +297,7 @@ pub fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
 /// Test support (the fuzzer): whether `data` is the data address of a live
 /// block of `rank`'s local zone (its header word says so; the zone's end
 /// included: an empty allocation in its last header).
-pub fn is_live(w: &Worker, rank: u32, data: usize) -> bool {
+pub(crate) fn is_live(w: &Worker, rank: u32, data: usize) -> bool {
     let (lo, hi) = w.memory.heap.zones().local;
     if data < lo + HEADER || data > hi || !data.is_multiple_of(8) {
         return false;
@@ -321,7 +321,7 @@ extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
     }
 }
 
-pub fn handlers() -> [Handler; 1] {
+pub(crate) fn handlers() -> [Handler; 1] {
     let f: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_global_free;
     [Handler::request(GLOBAL_FREE, c"uat global free", f)]
 }

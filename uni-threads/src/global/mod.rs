@@ -63,7 +63,7 @@ struct Active {
 }
 
 /// This process's global-memory state (a part of the worker).
-pub struct Memory {
+pub(crate) struct Memory {
     pub atomics: am_fad::GlobalAtomics,
     pub heap: heap::LocalHeap,
     cache: RefCell<cache::Cache>,
@@ -74,7 +74,7 @@ pub struct Memory {
 }
 
 impl Memory {
-    pub fn new(
+    pub(crate) fn new(
         atomics: am_fad::GlobalAtomics,
         heap: heap::LocalHeap,
         config: &crate::config::Config,
@@ -102,7 +102,7 @@ impl Memory {
 
     /// A release point: dirty cached bytes are written back.
     #[inline]
-    pub fn release(&self, w: &Worker) {
+    pub(crate) fn release(&self, w: &Worker) {
         if self.marked.get() {
             self.release_slow(w);
         }
@@ -117,7 +117,7 @@ impl Memory {
 
     /// An acquire point: cached blocks are forgotten (after a write-back).
     #[inline]
-    pub fn acquire(&self, w: &Worker) {
+    pub(crate) fn acquire(&self, w: &Worker) {
         if self.cache.borrow().holds_blocks() {
             self.acquire_slow(w);
         }
@@ -141,7 +141,7 @@ impl Memory {
     /// are written back.
     #[cold]
     #[inline(never)]
-    pub fn at_attention(&self, w: &Worker, pushing: bool) {
+    pub(crate) fn at_attention(&self, w: &Worker, pushing: bool) {
         if pushing && !self.active.borrow().is_empty() {
             crate::fatal::fatal(format_args!(
                 "uat::spawn was called inside a checkout of global memory (GlobalSlice::read/update/write). Rule: \
@@ -154,7 +154,7 @@ impl Memory {
 
     /// A join is about to wait (and the worker to run other tasks).
     #[inline]
-    pub fn before_wait(&self) {
+    pub(crate) fn before_wait(&self) {
         if !self.active.borrow().is_empty() {
             crate::fatal::fatal(format_args!(
                 "JoinHandle::join had to wait inside a checkout of global memory (GlobalSlice::read/update/write). \
@@ -268,7 +268,7 @@ impl Memory {
 
     /// A release point outside any checkout (a collective, an atomic with
     /// a release ordering): dirty bytes are written back.
-    pub fn release_point(&self, w: &Worker) {
+    pub(crate) fn release_point(&self, w: &Worker) {
         self.release(w);
     }
 
@@ -276,7 +276,7 @@ impl Memory {
     /// acquire ordering inside one): the blocks no checkout holds are
     /// written back and forgotten (a checkout's own view stays as it was
     /// when it began).
-    pub fn acquire_point(&self, w: &Worker) {
+    pub(crate) fn acquire_point(&self, w: &Worker) {
         if self.cache.borrow().holds_blocks() {
             self.cache.borrow_mut().acquire(w);
             self.update_mark(w);
@@ -284,7 +284,7 @@ impl Memory {
     }
 
     /// At the end of a run: everything written back and forgotten.
-    pub fn end_of_run(&self, w: &Worker) {
+    pub(crate) fn end_of_run(&self, w: &Worker) {
         self.cache.borrow_mut().acquire(w);
         self.update_mark(w);
     }

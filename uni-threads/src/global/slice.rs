@@ -163,7 +163,8 @@ impl<T: Pod> GlobalSlice<T> {
         }
         for (rank, addr, _, n) in self.pieces(w.ranks) {
             let len = n * std::mem::size_of::<T>();
-            w.memory.refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
+            w.memory
+                .refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
             w.memory.forget_range(w, rank, addr, len, false);
         }
         let symmetric = self.base >= w.memory.heap.zones().symmetric.0;
@@ -180,6 +181,7 @@ impl<T: Pod> GlobalSlice<T> {
         self.len
     }
 
+    /// Whether this slice has no elements.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
