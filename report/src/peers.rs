@@ -174,8 +174,9 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                     raw(pairs.iter().copied().reduce(f64::min)),
                     raw(pairs.iter().copied().reduce(f64::max)),
                 ]);
+                // Milliseconds: the quick inputs' times have no digits in seconds.
                 if let Some(m) = m {
-                    points.push((n as f64, m, rs.iter().any(|r| r.oversubscribed)));
+                    points.push((n as f64, m * 1e3, rs.iter().any(|r| r.oversubscribed)));
                 }
             }
             if !points.is_empty() {
@@ -206,7 +207,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                     &LinePanel {
                         title: &title,
                         x_desc: "ranks / threads",
-                        y_desc: "time (s)",
+                        y_desc: "time (ms)",
                         x_ticks: ticks.clone(),
                         y_range: None,
                         y_percent: false,

@@ -378,6 +378,9 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
         rel.push((p.clone(), plot::config_color(&p), v));
     }
     let groups: Vec<String> = benches.iter().map(|b| bench_title(b).to_string()).collect();
+    // rayon's BTC (two scope spawns per task) can be tens of times the
+    // serial time: on a linear axis every other bar would be flat.
+    let log_y = rel.iter().flat_map(|s| s.2.iter().flatten()).any(|&r| r > 10.0);
     let img = ctx.plot("overhead", "relative time to the serial elision", |path| {
         let areas = plot::figure(path, "Fig. 12: one rank, relative to the serial elision (--seq)", 1, 1)?;
         plot::bar_panel(
@@ -388,7 +391,7 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
                 groups,
                 series: rel,
                 stacked: false,
-                log_y: false,
+                log_y,
                 reference: Some((1.0, "serial elision".into())),
                 value_labels: true,
                 y_percent: false,
