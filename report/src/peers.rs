@@ -123,10 +123,10 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "vs_rayon_min",
         "vs_rayon_max",
     ]);
-    // Per workload: (system, [(threads, median)]) for the plot.
-    let mut lines: Vec<(String, Vec<(String, Vec<(f64, f64, bool)>)>)> = Vec::new();
+    // Per workload: one line per system (median against threads) for the plot.
+    let mut lines: Vec<(String, Vec<Line>)> = Vec::new();
     for w in WORKLOADS {
-        let mut by_system: Vec<(String, Vec<(f64, f64, bool)>)> = Vec::new();
+        let mut by_system: Vec<Line> = Vec::new();
         for sys in &systems {
             let mut points = Vec::new();
             for &n in &counts {
@@ -180,7 +180,11 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                 }
             }
             if !points.is_empty() {
-                by_system.push((sys.clone(), points));
+                by_system.push(Line {
+                    name: sys.clone(),
+                    color: plot::config_color(sys),
+                    points,
+                });
             }
         }
         if !by_system.is_empty() {
@@ -212,14 +216,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                         y_range: None,
                         y_percent: false,
                         legend: true,
-                        lines: by_system
-                            .iter()
-                            .map(|(sys, points)| Line {
-                                name: sys.clone(),
-                                color: plot::config_color(sys),
-                                points: points.clone(),
-                            })
-                            .collect(),
+                        lines: by_system.clone(),
                     },
                 )?;
             }

@@ -75,6 +75,7 @@ pub fn finish(areas: Vec<Area<'_>>) -> PlotResult {
 
 /// One line of a line panel: points (x, y, hollow). Hollow points are
 /// labelled (oversubscribed) measurements.
+#[derive(Clone)]
 pub struct Line {
     pub name: String,
     pub color: RGBColor,
