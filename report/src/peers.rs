@@ -213,7 +213,12 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                         x_desc: "ranks / threads",
                         y_desc: "time (ms)",
                         x_ticks: ticks.clone(),
-                        y_range: None,
+                        // Headroom above the data for the legend (upper left,
+                        // where the one-thread points are).
+                        y_range: Some((
+                            0.0,
+                            1.7 * by_system.iter().flat_map(|l| &l.points).fold(1e-9, |m, p| p.1.max(m)),
+                        )),
                         y_percent: false,
                         legend: true,
                         lines: by_system.clone(),
