@@ -1,6 +1,6 @@
 //! The benchmarks' shared harness (this package, `uat-bench`, keeps the
 //! benchmark-only dependencies — rayon, sha1, serde_json — out of `uat`): common flags, the runtime, timing,
-//! verification and the one JSON line (DESIGN.md "Names and contracts").
+//! verification and the one JSON line (docs/design/settings-and-names.md).
 //!
 //! Every benchmark verifies its answer on every run: `verified` is true when
 //! the result matches a known value, false when it does not (the job then
@@ -28,8 +28,9 @@ pub struct Common {
     #[arg(long)]
     pub seq: bool,
     /// Check a victim's deque with one read before claiming from it.
-    #[arg(long, value_enum, default_value_t = OnOff::On)]
-    pub empty_check: OnOff,
+    /// Default: UAT_EMPTY_CHECK, else on.
+    #[arg(long, value_enum)]
+    pub empty_check: Option<OnOff>,
     /// How thieves and owners share a deque: split (private/shared parts,
     /// claims by one fetch-and-add) or paper (IPSJ 2016's THE protocol with
     /// a remote lock). Default: UAT_STEAL_PROTOCOL, else split.
@@ -241,10 +242,11 @@ impl Harness {
     /// Starts the runtime with the `UAT_*` settings and the common flags.
     pub fn start(gasnet: Gasnet, common: Common) -> Harness {
         let config = Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
-        let force_steal = config.force_steal || common.force_steal;
-        let mut config = config
-            .empty_check(common.empty_check == OnOff::On)
-            .force_steal(force_steal);
+        let force_steal = config.get_force_steal() || common.force_steal;
+        let mut config = config.force_steal(force_steal);
+        if let Some(on) = common.empty_check {
+            config = config.empty_check(on == OnOff::On);
+        }
         if let Some(p) = &common.steal_protocol {
             config = config.steal_protocol(uat::StealProtocol::parse(p).expect("clap checked the name"));
         }
@@ -439,7 +441,7 @@ impl Harness {
             line.insert("oversubscribed".into(), json!(self.runtime.oversubscribed()));
             line.insert("ranks".into(), json!(g.size()));
             line.insert("seq".into(), json!(self.common.seq));
-            line.insert("empty_check".into(), json!(self.common.empty_check == OnOff::On));
+            line.insert("empty_check".into(), json!(self.runtime.config().get_empty_check()));
             line.insert("steal_protocol".into(), json!(self.runtime.steal_protocol().name()));
             line.insert("lifelines".into(), json!(self.runtime.lifelines()));
             line.insert("poll_interval".into(), json!(self.runtime.poll_interval()));

@@ -57,7 +57,7 @@ impl Class {
     }
 
     /// (items, range) of the class: ≥ 10^6 nodes for every seed tried
-    /// (docs/design.md, "knapsack").
+    /// (docs/design/global-memory.md, "knapsack").
     fn default_size(self) -> (usize, u64) {
         match self {
             Class::Uncorrelated => (58, 10_000),
@@ -187,7 +187,7 @@ fn improve<const SEQ: bool>(best: GlobalAtomicU64, value: u64) {
     }
     RANK_BEST.store(value, Relaxed);
     if !SEQ {
-        let before = best.fetch_max(value);
+        let before = best.fetch_max(value, Relaxed);
         RANK_BEST.fetch_max(before, Relaxed);
     }
 }
@@ -199,7 +199,7 @@ fn known_best<const SEQ: bool>(best: GlobalAtomicU64) -> u64 {
         let since = SINCE_REFRESH.load(Relaxed) + 1;
         if since >= REFRESH.load(Relaxed) {
             SINCE_REFRESH.store(0, Relaxed);
-            RANK_BEST.fetch_max(best.load(), Relaxed);
+            RANK_BEST.fetch_max(best.load(Relaxed), Relaxed);
         } else {
             SINCE_REFRESH.store(since, Relaxed);
         }
@@ -278,7 +278,7 @@ fn solve<const SEQ: bool>() -> (u64, u64) {
     let best = GlobalAtomicU64::new(0);
     RANK_BEST.store(0, Relaxed);
     let nodes = search::<SEQ>(best, instance().root());
-    let optimum = if SEQ { RANK_BEST.load(Relaxed) } else { best.load() };
+    let optimum = if SEQ { RANK_BEST.load(Relaxed) } else { best.load(Relaxed) };
     best.free();
     (optimum, nodes)
 }

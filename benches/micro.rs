@@ -385,7 +385,7 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
     let mut m = header(rt, "micro steal");
     m.insert(
         "params".into(),
-        json!({"depth": depth, "reps": reps, "min_steals": min_steals, "empty_check": rt.config().empty_check}),
+        json!({"depth": depth, "reps": reps, "min_steals": min_steals, "empty_check": rt.config().get_empty_check()}),
     );
     m.insert("steals".into(), json!(total.steals_succeeded));
     m.insert("attempts".into(), json!(total.steals_attempted));
@@ -575,6 +575,31 @@ fn serial_section(ms: u64) -> u64 {
     x
 }
 
+/// When this process ran its first task of `micro idle`'s parallel phase
+/// (ns of the host's clock; 0: none yet).
+static FIRST_TASK_NS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// The host's clock in ns: the ranks of one host read the same clock.
+fn host_clock_ns() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+/// [`btc`], noting when this process first ran one of its tasks.
+fn btc_noting_first_task(depth: u32) -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    if FIRST_TASK_NS.load(Relaxed) == 0 {
+        let _ = FIRST_TASK_NS.compare_exchange(0, host_clock_ns(), Relaxed, Relaxed);
+    }
+    if depth == 0 {
+        return 1;
+    }
+    let a = uat::spawn(move || btc_noting_first_task(depth - 1));
+    let b = uat::spawn(move || btc_noting_first_task(depth - 1));
+    1 + a.join() + b.join()
+}
+
 fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool {
     // Run 1: nothing but the serial section.
     let start = std::time::Instant::now();
@@ -583,15 +608,29 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
     let serial_only = rt.stats_per_rank();
     // Run 2: the serial section, then a parallel phase.
     let start = std::time::Instant::now();
-    let tasks = rt.run(move || {
+    let run = rt.run(move || {
         std::hint::black_box(serial_section(serial_ms));
-        btc(depth)
+        let serial_end = host_clock_ns();
+        (btc_noting_first_task(depth), serial_end)
     });
     let wall = start.elapsed().as_secs_f64();
     let per_rank = rt.stats_per_rank();
-    if rt.gasnet().rank() != 0 {
+    // How soon after the root's serial section each rank ran a task of the
+    // tree: its wake-up, whether it slept on lifelines or waited for the
+    // root's answer (the ranks must read one clock: one host).
+    let serial_end = rt.broadcast(run.map_or(0, |(_, end)| end));
+    let first = FIRST_TASK_NS.load(std::sync::atomic::Ordering::Relaxed);
+    let mine = if first == 0 { 0 } else { first.saturating_sub(serial_end).max(1) };
+    let me = rt.gasnet().rank();
+    let to_first_task: Vec<u64> = (0..rt.gasnet().size())
+        .map(|r| rt.sum_over_ranks(if r == me { mine } else { 0 }))
+        .collect();
+    let one_clock = rt.gasnet().host_ranks().len() == rt.gasnet().size() as usize;
+    let tasks = run.map(|(tasks, _)| tasks);
+    if me != 0 {
         return true;
     }
+    let us = |ns: u64| (one_clock && ns > 0).then(|| r3(ns as f64 * 1e-3));
     let idle: Vec<f64> = serial_only[1..]
         .iter()
         .map(|s| s.worker_cpu_ns as f64 * 1e-9 / serial_wall)
@@ -605,6 +644,7 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
         .map(|(r, s)| {
             json!({
                 "rank": r,
+                "first_task_after_serial_us": us(to_first_task[r]),
                 "quiescences": s.quiescences,
                 "wakeups": s.wakeups,
                 "lifeline_wakes": s.lifeline_wakes,
@@ -612,6 +652,8 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
                 "steal_attempts": s.steals_attempted,
                 "quiescent_s": r3(secs(s.quiescent_cycles) * 1e3) / 1e3,
                 "wake_latency_max_us": r3(secs(s.wake_latency_max_cycles) * 1e6),
+                "unanswered_steal_waits": s.unanswered_steal_waits,
+                "unanswered_steal_wait_s": r3(s.unanswered_steal_wait_ns as f64 * 1e-6) / 1e3,
                 "worker_cpu_s": r3(s.worker_cpu_ns as f64 * 1e-6) / 1e3,
                 "cpu_per_wall": r3(s.worker_cpu_ns as f64 * 1e-9 / wall),
             })
@@ -629,6 +671,20 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
             .map(|s| secs(s.quiescent_cycles))
             .sum::<f64>()
             / (serial_wall * idle.len().max(1) as f64))),
+    );
+    // Asleep: quiescent on lifelines, or waiting for a victim's answer
+    // between back-off polls (across the network).
+    m.insert(
+        "idle_ranks_asleep_share".into(),
+        json!(r3(serial_only[1..]
+            .iter()
+            .map(|s| secs(s.quiescent_cycles) + s.unanswered_steal_wait_ns as f64 * 1e-9)
+            .sum::<f64>()
+            / (serial_wall * idle.len().max(1) as f64))),
+    );
+    m.insert(
+        "idle_ranks_first_task_max_us".into(),
+        json!(to_first_task[1..].iter().max().and_then(|&ns| us(ns))),
     );
     m.insert("per_rank".into(), Value::Array(ranks));
     m.insert("verified".into(), json!(verified));

@@ -126,7 +126,7 @@ fn child(parent: &Node, i: u32) -> Node {
 /// (as copying the digest bytes and padding into a buffer does) makes each
 /// of those loads span several stores still in the store buffer, which
 /// cannot be forwarded, and the load waits for all of them to reach the
-/// cache: 29% of the serial time of T1 (docs/design.md, "UTS's own stall").
+/// cache: 29% of the serial time of T1 (docs/results/2026-11-25-dev2core-uts-block/).
 fn message_block(digest: &[u32; 5], i: u32) -> [u8; 64] {
     // Lane 0 of _mm_set_epi32 is the lowest address: each lane holds one
     // big-endian word, i.e. the native word byte-swapped.

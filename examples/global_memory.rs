@@ -8,6 +8,8 @@
 //!     scripts/run.sh -n 4 -- target/smp-native/release/examples/global_memory
 //!     scripts/run.sh --real-udp -n 2 -- target/udp-native/release/examples/global_memory
 
+use std::sync::atomic::Ordering::Relaxed;
+
 use uat::global::{GlobalAtomicU64, GlobalSlice};
 
 const LEAF: usize = 2048;
@@ -37,8 +39,8 @@ fn fill(s: GlobalSlice<u64>, first: usize) {
 fn sum(s: GlobalSlice<u64>, max: GlobalAtomicU64, leaves: GlobalAtomicU64) -> u64 {
     if s.len() <= LEAF {
         let (total, big) = s.read(|x| (x.iter().fold(0u64, |a, &v| a.wrapping_add(v)), x.iter().copied().max()));
-        max.fetch_max(big.unwrap_or(0));
-        leaves.fetch_add(1);
+        max.fetch_max(big.unwrap_or(0), Relaxed);
+        leaves.fetch_add(1, Relaxed);
         return total;
     }
     let (a, b) = s.split_at(s.len() / 2);
@@ -78,8 +80,8 @@ fn check(n: usize) -> Report {
     let want_max = (0..n).map(value).max().unwrap_or(0);
     let expected_leaves = count_leaves(n);
     let sum_ok = total == want_total && a.get(n / 2) == value(n / 2);
-    let max_ok = max.load() == want_max;
-    let leaves_ok = leaves.load() == expected_leaves;
+    let max_ok = max.load(Relaxed) == want_max;
+    let leaves_ok = leaves.load(Relaxed) == expected_leaves;
     max.free();
     leaves.free();
     a.free();

@@ -35,6 +35,14 @@ enum Case {
     /// Two runs: the first with a certain steal, the second spawning
     /// nothing; prints each run's stats (one JSON line per run).
     RunTwice,
+    /// Every rank sends every other rank's Active Message handlers a few
+    /// thousand random payloads (`uat::fuzz_handlers`) inside a run, then
+    /// computes with steals: each message is refused or harmless and the
+    /// answer stays exact.
+    Fuzz,
+    /// Rank 1 starts the runtime with another lifeline graph
+    /// (`UAT_LIFELINE_Z`) than rank 0: the start is refused.
+    SettingsDisagree,
 }
 
 /// Runs one deliberate misuse inside the runtime.
@@ -49,6 +57,12 @@ struct Options {
     /// has been stolen (on 2 or more ranks).
     #[arg(long)]
     force_steal: bool,
+    /// fuzz: messages per handler and target.
+    #[arg(long, default_value_t = 2000)]
+    count: u32,
+    /// fuzz: the seed of the random payloads.
+    #[arg(long, default_value_t = 32)]
+    seed: u64,
 }
 
 thread_local! {
@@ -99,7 +113,10 @@ fn tree(depth: u32, force: bool) -> u64 {
 
 fn main() {
     let (gasnet, opt) = uat::cli::start::<Options>("misuse");
-    let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
+    let mut config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
+    if opt.case == Case::SettingsDisagree && gasnet.rank() == 1 {
+        config = config.lifeline_dimensions(3);
+    }
     // SAFETY: every case but vec-across-spawn keeps only numbers across
     // spawn and join; vec-across-spawn breaks the contract on purpose, to
     // show what happens (a wrong answer or a crash) and what the migration
@@ -180,6 +197,44 @@ fn main() {
                 }
             }
         }
+        Case::SettingsDisagree => {}
+        Case::Fuzz => {
+            let (count, seed) = (opt.count, opt.seed);
+            // Rank 0 (the root) fuzzes every other rank, then the root's
+            // continuation is stolen (certainly: the child waits for it) and
+            // fuzzes every other rank from the thief's rank. Returns the
+            // messages sent and a bit per sending rank.
+            let fuzz_from_here = move || {
+                let here = uat::current_rank();
+                let sent: u64 = (0..ranks)
+                    .filter(|&t| t != here)
+                    .map(|t| uat::fuzz_handlers(t, count, seed))
+                    .sum();
+                (sent, 1u64 << here.min(63))
+            };
+            let fuzzed = rt.run(move || {
+                let (a, from_a) = fuzz_from_here();
+                let child = uat::spawn(|| {
+                    uat::wait_until_parent_stolen();
+                    0u64
+                });
+                let (b, from_b) = fuzz_from_here();
+                let _ = child.join();
+                [a + b, from_a | from_b]
+            });
+            let got = rt.run(move || tree(14, true));
+            let stats = rt.stats();
+            if let (Some([sent, senders]), Some(got)) = (fuzzed, got) {
+                println!(
+                    "{{\"case\":\"fuzz\",\"sent\":{sent},\"senders\":{senders},\"result\":{got},\"expected\":{},\"steals_succeeded\":{}}}",
+                    1u64 << 14,
+                    stats.steals_succeeded
+                );
+                if got != 1 << 14 {
+                    gasnet.fail("fuzz: WRONG ANSWER");
+                }
+            }
+        }
         Case::RunTwice => {
             for (run, spawn) in [(1, true), (2, false)] {
                 let got = rt.run(move || if spawn { tree(10, true) } else { 1 << 10 });
@@ -194,7 +249,10 @@ fn main() {
         }
     }
     gasnet.barrier();
-    if opt.case != Case::VecAcrossSpawn && opt.case != Case::Malformed && opt.case != Case::RunTwice {
+    if !matches!(
+        opt.case,
+        Case::VecAcrossSpawn | Case::Malformed | Case::RunTwice | Case::Fuzz
+    ) {
         gasnet.fail("the misuse was not detected");
     }
     rt.exit(0);

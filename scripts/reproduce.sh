@@ -36,9 +36,10 @@ Experiments (IPSJ JIP 2016 numbering):
              message-handling share, stack use
   lifelines  (not in the paper; PPoPP'11) idle ranks with lifelines on vs off
              per mode: their worker CPU while the root computes alone (micro
-             idle), and BTC, UTS, UTS T3 (a narrow binomial tree) and
-             NQueens time, steal attempts and
-             message handling in alternating on/off runs (--reps each)
+             idle; on smp also over real UDP and mpi without shared
+             memory at 2 ranks, mpi not with --quick), and BTC, UTS, UTS
+             T3 (a narrow binomial tree) and NQueens time, steal attempts
+             and message handling in alternating on/off runs (--reps each)
   global     (not in the paper; Itoyori's model) global memory in the first
              mode: cilksort at 1 rank against slice::sort_unstable of the
              same keys, cilksort and knapsack (three classes) at each rank
@@ -92,7 +93,7 @@ Options:
   --no-build          do not build; with --bin-dir, use prebuilt binaries
   --bin-dir DIR       prebuilt binaries: DIR/<mode>/{btc,uts,nqueens,micro,
                       cilksort,knapsack}, DIR/udp-native/{micro,cilksort},
-                      DIR/mpi-native/cilksort and DIR/uat-report (for
+                      DIR/mpi-native/{micro,cilksort} and DIR/uat-report (for
                       machines that cannot build)
   --pack DIR          build, copy stripped binaries into DIR in the --bin-dir
                       layout, and stop (to carry them to such a machine)
@@ -199,6 +200,11 @@ if [ "$conduit" = smp ] && want latency && [ "$no_udp_latency" = 0 ]; then udp_l
 # with --quick: its GASNet build is the longest).
 global_udp=0 global_mpi=0
 if [ "$conduit" = smp ] && want global; then global_udp=1; [ "$quick" = 1 ] || global_mpi=1; fi
+# lifelines on smp also runs micro idle over real UDP and over mpi without
+# shared memory, where a thief's operations wait for the victim to poll (mpi
+# is skipped with --quick).
+lifelines_udp=0 lifelines_mpi=0
+if [ "$conduit" = smp ] && want lifelines; then lifelines_udp=1; [ "$quick" = 1 ] || lifelines_mpi=1; fi
 variant_bin() { # VARIANT PROGRAM (a variant other than this run's conduit)
   if [ -n "$bin_dir" ]; then echo "$bin_dir/$1/$2"; else echo "$root/target/$1/release/$2"; fi
 }
@@ -206,8 +212,13 @@ udp_micro() { variant_bin udp-native micro; }
 # What each mode's directory of a pack holds.
 mode_programs="btc uts nqueens micro cilksort knapsack"
 extra_variants() { # VARIANT:PROGRAM,... this run needs besides the modes'
-  [ "$udp_latency" = 0 ] && [ "$global_udp" = 0 ] || echo "udp-native:$([ "$udp_latency" = 1 ] && echo micro,)cilksort"
-  [ "$global_mpi" = 0 ] || echo "mpi-native:cilksort"
+  local udp="" mpi=""
+  { [ "$udp_latency" = 0 ] && [ "$lifelines_udp" = 0 ]; } || udp=micro
+  [ "$global_udp" = 0 ] || udp=${udp:+$udp,}cilksort
+  [ "$lifelines_mpi" = 0 ] || mpi=micro
+  [ "$global_mpi" = 0 ] || mpi=${mpi:+$mpi,}cilksort
+  [ -z "$udp" ] || echo "udp-native:$udp"
+  [ -z "$mpi" ] || echo "mpi-native:$mpi"
 }
 report_tool=""
 if [ "$build" = 1 ]; then
@@ -263,6 +274,14 @@ else
   if [ "$global_udp" = 1 ] && [ ! -x "$(variant_bin udp-native cilksort)" ]; then
     echo "reproduce: no $(variant_bin udp-native cilksort): global runs on $conduit only (--pack makes one)" >&2
     global_udp=0 global_mpi=0
+  fi
+  if [ "$lifelines_udp" = 1 ] && [ ! -x "$(variant_bin udp-native micro)" ]; then
+    echo "reproduce: no $(variant_bin udp-native micro): lifelines runs on $conduit only (--pack makes one)" >&2
+    lifelines_udp=0
+  fi
+  if [ "$lifelines_mpi" = 1 ] && [ ! -x "$(variant_bin mpi-native micro)" ]; then
+    echo "reproduce: no $(variant_bin mpi-native micro): lifelines skips mpi (--pack makes one)" >&2
+    lifelines_mpi=0
   fi
   if [ "$global_mpi" = 1 ] && [ ! -x "$(variant_bin mpi-native cilksort)" ]; then
     echo "reproduce: no $(variant_bin mpi-native cilksort): global skips mpi (--pack makes one)" >&2
@@ -455,13 +474,21 @@ fi
 
 # --- Lifelines (PPoPP'11): idle ranks on vs off, alternating runs. ---
 if want lifelines; then
+  idle_ms=$([ "$quick" = 1 ] && echo 100 || echo 300)
   for m in $(list "$modes"); do
     for n in $ranks; do
       [ "$n" -ge 2 ] || continue
       for l in on off; do
-        job_lifelines=$l run_job lifelines "$m" na "$n" micro-idle --serial-ms "$([ "$quick" = 1 ] && echo 100 || echo 300)"
+        job_lifelines=$l run_job lifelines "$m" na "$n" micro-idle --serial-ms "$idle_ms"
       done
     done
+  done
+  # The network rows: 2 ranks that share no memory (native mode).
+  for l in on off; do
+    [ "$lifelines_udp" = 0 ] || job_conduit=udp job_flags=--real-udp job_program=$(variant_bin udp-native micro) \
+      job_lifelines=$l run_job lifelines native na 2 micro-idle --serial-ms "$idle_ms"
+    [ "$lifelines_mpi" = 0 ] || job_conduit=mpi job_program=$(variant_bin mpi-native micro) \
+      job_env="GASNET_SUPERNODE_MAXSIZE=1" job_lifelines=$l run_job lifelines native na 2 micro-idle --serial-ms "$idle_ms"
   done
   for b in btc uts uts-t3 nqueens; do
     for n in $ranks; do

@@ -20,7 +20,7 @@
 //! The migration checker (`UAT_CHECK_MIGRATION=1`) does not depend on
 //! addresses differing: it gives each rank's heap its own range.
 //!
-//! `UAT_FIX_ADDRESSES=0` skips the re-execution (to show that the check
+//! `UAT_FIX_ADDRESSES=off` skips the re-execution (to show that the check
 //! catches different layouts, or where `personality` is not allowed).
 
 use std::os::unix::process::CommandExt;
@@ -30,11 +30,15 @@ use std::os::unix::process::CommandExt;
 const REEXEC_MARKER: &str = "UAT_ADDRESSES_REEXEC";
 
 /// Re-executes this process with address randomisation off, unless it is
-/// off already (or `UAT_FIX_ADDRESSES=0`). Returns only when no re-execution
+/// off already (or `UAT_FIX_ADDRESSES=off`). Returns only when no re-execution
 /// is needed or possible; call it before GASNet starts and before any other
 /// thread exists.
 pub fn fix() {
-    if std::env::var("UAT_FIX_ADDRESSES").is_ok_and(|v| v == "0") {
+    if std::env::var_os(REEXEC_MARKER).is_some() {
+        keep_program_name();
+    }
+    // A bad value of any setting is reported by the runtime's start.
+    if crate::Config::from_env().is_ok_and(|c| !c.get_fix_addresses()) {
         return;
     }
     // SAFETY: personality(0xffffffff) only reads the current persona.
@@ -63,6 +67,23 @@ pub fn fix() {
     crate::gasnet::report(format_args!(
         "warning: cannot re-execute with address randomisation off ({err}); continuing"
     ));
+}
+
+/// Names this re-executed process after its program again: exec'ing
+/// `/proc/self/exe` names it `exe` in `ps`, `top`, `pkill` and `perf`. The
+/// kernel keeps 15 bytes of a name.
+fn keep_program_name() {
+    let Some(name) = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+    else {
+        return;
+    };
+    let mut bytes: Vec<u8> = name.bytes().filter(|&b| b != 0).take(15).collect();
+    bytes.push(0);
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes,
+    // which `bytes` is, alive for the call.
+    unsafe { libc::prctl(libc::PR_SET_NAME, bytes.as_ptr() as libc::c_ulong, 0, 0, 0) };
 }
 
 /// Removes the re-execution marker from the environment (after GASNet

@@ -181,7 +181,7 @@ where
     let result = runtime.run(move || root(args));
     let result = runtime.broadcast_value(result);
     let stats = runtime.stats();
-    if runtime.config().verbose && gasnet.rank() == 0 {
+    if runtime.config().get_verbose() && gasnet.rank() == 0 {
         let fields: Vec<String> = crate::Stats::FIELDS
             .iter()
             .zip(stats.values())

@@ -175,6 +175,59 @@ fn idle_ranks_quiesce_on_lifelines_and_are_woken_when_work_appears() {
     assert!(idle_cpu < 0.3, "idle ranks used {idle_cpu} CPU s per wall s: {json}");
 }
 
+/// How this conduit runs ranks that share no memory (each thief's steps on
+/// a victim are network operations the victim's CPU must answer): udp over
+/// real UDP, mpi without PSHM; None on smp.
+fn across_the_network() -> Option<(&'static [&'static str], &'static [(&'static str, &'static str)])> {
+    match uat::CONDUIT.name() {
+        "udp" => Some((&["--real-udp"], &[])),
+        "mpi" => Some((&[], &[("GASNET_SUPERNODE_MAXSIZE", "1")])),
+        _ => None,
+    }
+}
+
+#[test]
+fn idle_ranks_sleep_across_the_network_while_the_root_computes_alone() {
+    // The root computes 400 ms without spawning or polling, then spawns a
+    // tree. Over the network a thief's first operation on it waits for its
+    // next poll: with lifelines on the waiting thief sleeps (its CPU a
+    // quarter of lifelines off at most), and the answer is exact either way.
+    // Under a CPU-bound process: 20/20 on udp and mpi (issue 36's note).
+    let Some((launcher, env)) = across_the_network() else {
+        eprintln!("skipped: smp ranks always share memory (idle_ranks_quiesce... covers it)");
+        return;
+    };
+    for ranks in [2, 4] {
+        let n = ranks.to_string();
+        let idle_cpu = |lifelines: &str| {
+            let mut launcher_args = vec!["-n", n.as_str()];
+            launcher_args.extend_from_slice(launcher);
+            let mut env = env.to_vec();
+            env.push(("UAT_LIFELINES", lifelines));
+            let out = run_job_with_env(
+                &launcher_args,
+                &bin("micro"),
+                &["idle", "--serial-ms", "400", "--depth", "18"],
+                &env,
+            );
+            assert_eq!(out.code, Some(0), "{}", out.describe());
+            let json = out.json();
+            assert_eq!(json["verified"], true, "{}", out.describe());
+            assert_eq!(json["ranks"], ranks);
+            json["idle_ranks_cpu_per_wall"].as_f64().unwrap()
+        };
+        let (on, off) = (idle_cpu("on"), idle_cpu("off"));
+        eprintln!("{ranks} ranks: idle ranks' CPU per wall second: lifelines on {on}, off {off}");
+        // A quarter of lifelines off; or, where the spinning baseline is
+        // itself starved (oversubscribed mpi yields in its progress engine
+        // when a CPU-bound process shares the cores), a twentieth of a core.
+        assert!(
+            on <= 0.25 * off || on <= 0.05,
+            "{ranks} ranks: idle ranks used {on} CPU s per wall s with lifelines on, {off} off"
+        );
+    }
+}
+
 #[test]
 fn a_panic_on_rank_1_of_3_ends_the_job_quickly() {
     let start = Instant::now();
@@ -209,13 +262,16 @@ fn a_killed_rank_ends_the_job_quickly() {
             }
             std::thread::sleep(Duration::from_millis(500));
             let pid = std::fs::read_to_string(&pid_file).expect("rank 1 wrote its pid");
+            // A rank keeps its program's name after the address-fixing
+            // re-execution (ps, top, pkill, perf show it).
+            let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid.trim())).unwrap_or_default();
             let killed_at = Instant::now();
             let status = std::process::Command::new("kill")
                 .args(["-9", pid.trim()])
                 .status()
                 .unwrap();
             assert!(status.success());
-            killed_at
+            (killed_at, comm)
         })
     };
     let out = run_job(
@@ -224,7 +280,8 @@ fn a_killed_rank_ends_the_job_quickly() {
         &["spin", "--pid-dir", dir.to_str().unwrap()],
     );
     let ended = Instant::now();
-    let killed_at = killer.join().unwrap();
+    let (killed_at, comm) = killer.join().unwrap();
+    assert_eq!(comm.trim(), "fault", "rank 1's name in /proc/<pid>/comm");
     assert!(
         ended - killed_at < Duration::from_secs(10),
         "the job went on {:?} after the kill",
@@ -242,6 +299,45 @@ fn a_killed_rank_ends_the_job_quickly() {
         out.describe()
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn force_steal_in_the_environment_makes_a_steal_certain_in_any_program() {
+    // fib(5) spawns a handful of tasks: without UAT_FORCE_STEAL a steal is
+    // luck. The launch prints its run's counters with UAT_VERBOSE.
+    for n in multi_rank_counts() {
+        let out = run_job_with_env(
+            &["-n", &n.to_string()],
+            &common::example("fib"),
+            &["5"],
+            &[("UAT_FORCE_STEAL", "1"), ("UAT_VERBOSE", "on")],
+        );
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        assert_eq!(out.stdout.trim(), "5", "{}", out.describe());
+        let steals: u64 = out
+            .stderr
+            .split("\"steals_succeeded\":")
+            .nth(1)
+            .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no steals_succeeded in the run stats: {}", out.describe()));
+        assert!(steals >= 1, "{n} ranks: no steal: {}", out.describe());
+    }
+}
+
+#[test]
+fn verbose_off_prints_nothing_extra() {
+    let quiet = run_job(&["-n", "2"], &common::example("fib"), &["10"]);
+    let off = run_job_with_env(&["-n", "2"], &common::example("fib"), &["10"], &[("UAT_VERBOSE", "off")]);
+    let on = run_job_with_env(&["-n", "2"], &common::example("fib"), &["10"], &[("UAT_VERBOSE", "on")]);
+    for out in [&quiet, &off, &on] {
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        assert_eq!(out.stdout.trim(), "55", "{}", out.describe());
+    }
+    assert!(!off.stderr.contains("uat: run stats"), "{}", off.describe());
+    assert!(!off.stderr.contains("uni-address threads:"), "{}", off.describe());
+    assert!(on.stderr.contains("uat: run stats"), "{}", on.describe());
+    assert!(on.stderr.contains("UAT_VERBOSE=on"), "the start-up description lists the settings: {}", on.describe());
 }
 
 #[test]

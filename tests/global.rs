@@ -20,6 +20,48 @@ fn assert_exact(out: &JobOutput) {
     }
 }
 
+/// 2 ranks whose memory is apart where the conduit allows it: udp over
+/// real UDP, mpi without shared memory (smp: shared, where the same
+/// answers hold trivially).
+fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
+    match uat::CONDUIT.name() {
+        "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
+        "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
+        _ => (vec!["-n", "2"], vec![]),
+    }
+}
+
+#[test]
+fn coherence_holds_at_the_edges_fresh_memory_atomics_and_collectives() {
+    // A new allocation under a pinned block reads 0; the flag/data pattern
+    // with Release/Acquire reads the data; writes between runs reach their
+    // home at a collective and invalidate after one. Cache on and off.
+    let (launcher, env) = two_ranks_apart();
+    for cache in ["on", "off"] {
+        let mut env = env.clone();
+        env.push(("UAT_CACHE", cache));
+        let out = run_job_with_env(&launcher, &example("global_coherence"), &[], &env);
+        assert_eq!(out.code, Some(0), "cache {cache}: {}", out.describe());
+        let json = out.json();
+        assert_eq!(json["fresh_zeroed"], 0, "cache {cache}: {}", out.describe());
+        assert_eq!(json["flag_data"]["after"], 42, "cache {cache}: {}", out.describe());
+        assert_eq!(json["flag_data"]["reader_rank"], 1, "the reader ran on the other rank: {}", out.describe());
+        assert_eq!(json["between_runs_looks"], 2, "cache {cache}: {}", out.describe());
+    }
+}
+
+#[test]
+fn freeing_memory_inside_a_checkout_of_it_is_refused() {
+    let (launcher, env) = two_ranks_apart();
+    let out = run_job_with_env(&launcher, &example("global_coherence"), &["--misuse", "free-in-checkout"], &env);
+    assert!(out.code.is_some_and(|c| c != 0), "{}", out.describe());
+    assert!(
+        out.stderr.contains("GlobalSlice::free inside a checkout of the same memory"),
+        "{}",
+        out.describe()
+    );
+}
+
 #[test]
 fn a_distributed_array_is_filled_and_summed_exactly_and_a_task_returns_1_mib() {
     for &n in rank_counts() {

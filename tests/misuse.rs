@@ -44,6 +44,20 @@ fn assert_refused(out: &JobOutput, took: Duration, what: &[&str]) {
 }
 
 #[test]
+fn a_setting_that_differs_between_ranks_is_refused_at_start_up() {
+    let (out, took) = misuse("settings-disagree", &[], &[]);
+    assert_refused(
+        &out,
+        took,
+        &[
+            "UAT_LIFELINE_Z must be the same on every rank",
+            "UAT_LIFELINE_Z=3 on rank 1",
+            "UAT_LIFELINE_Z=auto on rank 0",
+        ],
+    );
+}
+
+#[test]
 fn spawn_from_an_os_thread_inside_a_task_is_refused() {
     let (out, took) = misuse("spawn-on-thread", &[], &[]);
     assert_refused(&out, took, &["uat::spawn was called from an OS thread", "Rule:"]);
@@ -166,6 +180,47 @@ fn malformed_active_messages_are_refused_and_the_job_stays_correct() {
             out.describe()
         );
         assert!(out.stderr.contains("no such request is waiting"), "{}", out.describe());
+    }
+}
+
+#[test]
+fn every_active_message_handler_survives_random_payloads() {
+    // 2000 messages per handler, from each rank to the other, inside a run
+    // (uat::fuzz_handlers), then a tree with steals.
+    let (out, _) = misuse("fuzz", &["--count", "2000"], &[]);
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(json["result"], json["expected"], "{}", out.describe());
+    assert!(json["steals_succeeded"].as_u64().unwrap() > 0, "{}", out.describe());
+    assert_eq!(json["senders"], 0b11, "both ranks fuzzed: {}", out.describe());
+    // Four handlers of the runtime, two more of the AM fetch-and-add
+    // service, 2000 each, from each of the 2 ranks.
+    let handlers = if uat::MODE.name() == "native" { 4 } else { 6 };
+    let sent = json["sent"].as_u64().unwrap();
+    assert_eq!(sent, 2 * handlers * 2000, "{}", out.describe());
+    let mut kinds = vec![
+        "refused a CELL_FREE from rank",
+        "refused a lifeline registration from rank",
+        "refused a lifeline wake-up from rank",
+        "refused a GLOBAL_FREE from rank",
+    ];
+    if uat::MODE.name() != "native" {
+        kinds.extend([
+            "am-fad refused a fetch-and-add from rank",
+            "am-fad refused a global atomic",
+            "no such request is waiting",
+        ]);
+    }
+    for kind in kinds {
+        assert!(out.stderr.contains(kind), "{kind}: {}", out.describe());
+    }
+    // Refusals are counted, not each printed: at most 10 lines per kind and
+    // rank, plus a few summary lines.
+    assert!(out.stderr.contains("further refusals of"), "{}", out.describe());
+    let lines = out.stderr.lines().filter(|l| l.contains("refus")).count();
+    assert!(lines <= 2 * 7 * 16, "{lines} lines of refusals: {}", out.describe());
+    for dead in ["panicked", "SIGSEGV", "WRONG ANSWER"] {
+        assert!(!out.stderr.contains(dead), "{dead}: {}", out.describe());
     }
 }
 

@@ -3,7 +3,7 @@
 //! fetch-add, compare-swap, fetch-min, fetch-max, load, store.
 //!
 //! How each mode reaches a word (the same rules as the deque's words,
-//! DESIGN.md "Remote atomics rules"):
+//! docs/design/fetch-and-add.md, "Remote atomics rules"):
 //! - `native`: only through a GASNet-EX atomic domain created for these
 //!   words (its own domain, with `FMIN`/`FMAX`), the owner included;
 //! - `am`, `rdma-emulated`: CPU atomics wherever the word is mapped in this

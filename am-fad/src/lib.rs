@@ -7,7 +7,7 @@
 //!   spawn, in scheduler loops, while waiting);
 //! - `fad-native`: GASNet-EX atomic domains (`gex_AD`).
 //!
-//! The deque lock word obeys DESIGN.md's "Remote atomics rules": in `native`
+//! The deque lock word obeys docs/design/fetch-and-add.md's "Remote atomics rules": in `native`
 //! mode every access to it goes through the atomic domain (the owner too); in
 //! the AM modes the owner and the AM handler use CPU atomics on it and nothing
 //! uses the atomic domain.
@@ -25,27 +25,8 @@ compile_error!("uat: select a fetch-and-add mode: build with exactly one of the 
 ))]
 compile_error!("uat: select exactly one fetch-and-add mode: two or more of the cargo features `uat/fad-native`, `uat/fad-am`, `uat/fad-rdma-emulated` are on (cargo unifies features: look for another crate of the build enabling one)");
 
-/// A fetch-and-add mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// AMs served by a communication-assisting polling thread.
-    RdmaEmulated,
-    /// AMs served by the worker at its poll points.
-    Am,
-    /// GASNet-EX remote atomics.
-    Native,
-}
-
-impl Mode {
-    /// The mode's name in JSON and on command lines.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Mode::RdmaEmulated => "rdma-emulated",
-            Mode::Am => "am",
-            Mode::Native => "native",
-        }
-    }
-}
+/// A fetch-and-add mode (its names are declared in `uat-rules`).
+pub use uat_rules::FadMode as Mode;
 
 /// The mode selected by this build's cargo feature.
 #[cfg(all(feature = "fad-rdma-emulated", not(any(feature = "fad-am", feature = "fad-native"))))]
@@ -57,15 +38,18 @@ pub const MODE: Mode = Mode::Am;
 #[cfg(all(feature = "fad-native", not(any(feature = "fad-am", feature = "fad-rdma-emulated"))))]
 pub const MODE: Mode = Mode::Native;
 
+pub mod attention;
 pub mod global;
 pub mod poller;
+pub mod refusals;
 #[cfg(not(feature = "fad-native"))]
 pub mod service;
 pub mod sleep;
 mod words;
 
 pub use global::{AtomicOp, GlobalAtomics};
-pub use words::{raise_attention, DequeAtomics, ATTENTION_PERIODIC, ATTENTION_REQUEST};
+pub use attention::AttentionBits;
+pub use words::{raise_attention, DequeAtomics};
 
 /// TSC cycles this process has spent in fetch-and-add request handlers
 /// (0 in `native` mode, where GASNet serves the atomics itself).
@@ -100,6 +84,31 @@ pub fn send_malformed_request(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
         let _ = (gasnet, rank);
         false
     }
+}
+
+/// Test support: in the AM modes, sends `rank` `count` fetch-and-add and
+/// `count` global atomic requests with random payloads at the handlers'
+/// edges (see `service::fuzz`) and returns how many; in `native` mode (no
+/// such handlers) sends nothing and returns 0.
+#[doc(hidden)]
+pub fn fuzz_service(gasnet: gasnet_sys::Gasnet, rank: u32, count: u32, next: &mut dyn FnMut() -> u64) -> u64 {
+    #[cfg(not(feature = "fad-native"))]
+    return service::fuzz(gasnet, rank, count, next);
+    #[cfg(feature = "fad-native")]
+    {
+        let _ = (gasnet, rank, count, next);
+        0
+    }
+}
+
+/// Test support: fetch-and-add replies this process has refused (0 in
+/// `native` mode).
+#[doc(hidden)]
+pub fn fuzz_replies_refused() -> u64 {
+    #[cfg(not(feature = "fad-native"))]
+    return service::replies_refused();
+    #[cfg(feature = "fad-native")]
+    0
 }
 
 /// How often (in spawns) the worker polls for Active Messages at spawn

@@ -18,6 +18,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 use gasnet_sys::Gasnet;
 
+use crate::refusals::Refusals;
+
 /// Handler indices (client range).
 pub const FAD_REQUEST: u8 = 200;
 pub const FAD_REPLY: u8 = 201;
@@ -111,14 +113,25 @@ static SLOTS: [ReplySlot; REPLY_SLOTS] = [const {
 /// words, replies that match no waiting request).
 static REFUSED_MESSAGES: AtomicU64 = AtomicU64::new(0);
 
+/// How many fetch-and-add replies this rank has refused so far (the fuzz
+/// waits for its own).
+pub fn replies_refused() -> u64 {
+    REFUSED_REPLIES.count()
+}
+
 /// How many malformed fetch-and-add messages this rank has refused so far.
 pub fn refused() -> u64 {
     REFUSED_MESSAGES.load(Ordering::Relaxed)
 }
 
-fn refuse(what: std::fmt::Arguments) {
+/// The refusals of each handler, reported without flooding stderr.
+static REFUSED_REQUESTS: Refusals = Refusals::new("fetch-and-add requests");
+static REFUSED_REPLIES: Refusals = Refusals::new("fetch-and-add replies");
+static REFUSED_GLOBAL: Refusals = Refusals::new("global atomic requests");
+
+fn refuse(kind: &Refusals, what: std::fmt::Arguments) {
     REFUSED_MESSAGES.fetch_add(1, Ordering::Relaxed);
-    gasnet_sys::report(format_args!("warning: am-fad refused {what}"));
+    kind.refuse(format_args!("am-fad refused {what}"));
 }
 
 extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_hi: Arg, index: Arg, seq: Arg) {
@@ -135,10 +148,13 @@ extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_
         let [a, b] = split_u64(old);
         [a, b, 0]
     } else {
-        refuse(format_args!(
-            "a fetch-and-add from rank {} on {addr:#x}: outside the registered words [{lo:#x}, {hi:#x})",
-            token.source()
-        ));
+        refuse(
+            &REFUSED_REQUESTS,
+            format_args!(
+                "a fetch-and-add from rank {} on {addr:#x}: outside the registered words [{lo:#x}, {hi:#x})",
+                token.source()
+            ),
+        );
         [0, 0, REFUSED]
     };
     // The index and sequence number go back as they came: the requester's
@@ -153,18 +169,22 @@ extern "C" fn on_request(token: Token, addr_lo: Arg, addr_hi: Arg, v_lo: Arg, v_
 extern "C" fn on_reply(token: Token, old_lo: Arg, old_hi: Arg, flags: Arg, index: Arg, seq: Arg) {
     let from = token.source();
     let Some(slot) = SLOTS.get(index as usize) else {
-        return refuse(format_args!(
-            "a fetch-and-add reply from rank {from} for slot {index}: there are {REPLY_SLOTS} slots"
-        ));
+        return refuse(
+            &REFUSED_REPLIES,
+            format_args!("a fetch-and-add reply from rank {from} for slot {index}: there are {REPLY_SLOTS} slots"),
+        );
     };
     let waiting = slot.busy.load(Ordering::Acquire)
         && !slot.done.load(Ordering::Acquire)
         && slot.seq.load(Ordering::Acquire) == seq
         && slot.target.load(Ordering::Relaxed) == from;
     if !waiting || flags & !REFUSED != 0 {
-        return refuse(format_args!(
-            "a fetch-and-add reply from rank {from} for slot {index}, request {seq}: no such request is waiting"
-        ));
+        return refuse(
+            &REFUSED_REPLIES,
+            format_args!(
+                "a fetch-and-add reply from rank {from} for slot {index}, request {seq}: no such request is waiting"
+            ),
+        );
     }
     slot.value.store(join_u64(old_lo, old_hi), Ordering::Relaxed);
     slot.refused.store(flags & REFUSED != 0, Ordering::Relaxed);
@@ -210,10 +230,9 @@ fn call<const N: usize>(gasnet: Gasnet, rank: u32, handler: u8, args: [Arg; N]) 
             crate::sleep::Wake::Service,
         );
     }
-    while !slot.done.load(Ordering::Acquire) {
-        gasnet.poll();
-        std::hint::spin_loop();
-    }
+    // The reply arrives when the target polls: wait with the caller's
+    // patience (gasnet_sys::wait).
+    gasnet_sys::wait::until(gasnet, || slot.done.load(Ordering::Acquire));
     let result = (!slot.refused.load(Ordering::Relaxed)).then(|| slot.value.load(Ordering::Relaxed));
     slot.busy.store(false, Ordering::Release);
     result
@@ -271,11 +290,14 @@ extern "C" fn on_global_request(
             [a, b, 0]
         }
         _ => {
-            refuse(format_args!(
+            refuse(
+                &REFUSED_GLOBAL,
+                format_args!(
                 "a global atomic (operation {op:?}) from rank {} on {addr:#x}: not an aligned word of the global heap \
                  [{lo:#x}, {hi:#x}), or an unknown operation",
                 token.source()
-            ));
+            ),
+            );
             [0, 0, REFUSED]
         }
     };
@@ -324,4 +346,145 @@ fn claim_slot(gasnet: Gasnet) -> (usize, &'static ReplySlot) {
 #[doc(hidden)]
 pub fn send_malformed_request(gasnet: Gasnet, rank: u32, index: u32, seq: u32) {
     gasnet.request(rank, FAD_REQUEST, &[0, 0, 0, 0, index, seq]);
+}
+
+/// Test support: sends `rank` `count` FAD_REQUESTs and `count`
+/// GLOBAL_ATOMIC_REQUESTs with payloads at the handlers' edges, drawn with
+/// `next` (a random u64 per call), and returns how many it sent. The
+/// replies come back to this rank's FAD_REPLY handler: poll after it.
+///
+/// Each request is refused by its handler or harmless:
+/// - addresses: around both ends of the target's registered words and of
+///   its global heap (one below, unaligned, the last word, one past,
+///   straddling the end), 0, the top of the address space, random words;
+///   an aligned word inside a range gets only operations that leave it as
+///   it is (a fetch-and-add of 0; a load, a fetch-max of 0 or a fetch-min of
+///   `u64::MAX`), anything else a random operand;
+/// - global atomic operation codes: every valid one, one past the last,
+///   `u32::MAX`, random (an invalid code is refused even on a valid word);
+/// - the reply slot and sequence number echoed back to this rank: every
+///   slot index, the slot count and one past it, `u32::MAX`, random; this
+///   slot's current sequence number only while the slot waits for nothing,
+///   else a stale one, 0, `u32::MAX` or a random one — never the next
+///   numbers a request of this process could wait for, so no real request
+///   is answered by the fuzz.
+#[doc(hidden)]
+pub fn fuzz(gasnet: Gasnet, rank: u32, count: u32, next: &mut dyn FnMut() -> u64) -> u64 {
+    use crate::global::AtomicOp;
+    // The ranges are this rank's segment addresses: the target's are at the
+    // same offsets in its segment (every rank's arena has the same layout).
+    let (own, theirs) = (gasnet.segment(gasnet.rank()).base, gasnet.segment(rank).base);
+    let there = |a: usize| {
+        if a == 0 {
+            0
+        } else {
+            a.wrapping_sub(own).wrapping_add(theirs)
+        }
+    };
+    let words = (
+        there(ALLOWED_LO.load(Ordering::Acquire)),
+        there(ALLOWED_HI.load(Ordering::Acquire)),
+    );
+    let heap = (
+        there(GLOBAL_LO.load(Ordering::Acquire)),
+        there(GLOBAL_HI.load(Ordering::Acquire)),
+    );
+    let inside = |(lo, hi): (usize, usize), a: usize| a.is_multiple_of(8) && a >= lo && a < hi && hi - a >= 8;
+    let slot_and_seq = |next: &mut dyn FnMut() -> u64| -> [Arg; 2] {
+        let r = next();
+        let index = match r % 8 {
+            0 => REPLY_SLOTS as u32,
+            1 => REPLY_SLOTS as u32 + 1,
+            2 => u32::MAX,
+            3 => (r >> 32) as u32,
+            _ => ((r >> 8) % REPLY_SLOTS as u64) as u32,
+        };
+        let current = SLOTS.get(index as usize).map(|s| {
+            let busy = s.busy.load(Ordering::Acquire);
+            (busy, s.seq.load(Ordering::Acquire))
+        });
+        let (busy, cur) = current.unwrap_or((false, (r >> 40) as u32));
+        let mut seq = match (r >> 3) % 6 {
+            0 if !busy => cur,
+            0 | 1 => cur.wrapping_sub(1),
+            2 => cur.wrapping_sub(1 + (r >> 48) as u32),
+            3 => 0,
+            4 => u32::MAX,
+            _ => (r >> 16) as u32,
+        };
+        // Never a number a request of this process may wait for: the
+        // current one while the slot is busy, or one of the next ones.
+        let ahead = seq.wrapping_sub(cur);
+        if (ahead == 0 && busy) || (1..=1 << 16).contains(&ahead) {
+            seq = cur.wrapping_sub(2);
+        }
+        [index, seq]
+    };
+    let address = |(lo, hi): (usize, usize), r: u64| -> usize {
+        let pick = [
+            lo.wrapping_sub(8),
+            lo.wrapping_sub(1),
+            lo,
+            lo + 1,
+            lo + 4,
+            hi.wrapping_sub(8),
+            hi.wrapping_sub(7),
+            hi.wrapping_sub(4),
+            hi.wrapping_sub(1),
+            hi,
+            hi + 8,
+            0,
+            usize::MAX - 7,
+            usize::MAX,
+            (r >> 8) as usize,
+            // Inside the range: a random word, aligned or not.
+            lo + ((r >> 8) as usize) % (hi - lo).max(1),
+            lo + ((((r >> 8) as usize) % (hi - lo).max(8)) & !7),
+        ];
+        pick[(r % pick.len() as u64) as usize]
+    };
+    let mut sent = 0;
+    for _ in 0..count {
+        let r = next();
+        let addr = address(words, r);
+        let value = if inside(words, addr) { 0 } else { next() };
+        let [a0, a1] = split_u64(addr as u64);
+        let [v0, v1] = split_u64(value);
+        let [index, seq] = slot_and_seq(next);
+        gasnet.request(rank, FAD_REQUEST, &[a0, a1, v0, v1, index, seq]);
+        sent += 1;
+    }
+    for _ in 0..count {
+        let r = next();
+        let addr = address(heap, r);
+        let (op, a, b) = if inside(heap, addr) {
+            match (r >> 5) % 5 {
+                0 => (AtomicOp::FetchAdd.code(), 0, next()),
+                1 => (AtomicOp::Load.code(), next(), next()),
+                2 => (AtomicOp::FetchMax.code(), 0, next()),
+                3 => (AtomicOp::FetchMin.code(), u64::MAX, next()),
+                // Not an operation: refused on a valid word too.
+                _ => (
+                    [6, 7, u32::MAX, (r >> 32) as u32 | 8][(r >> 8) as usize % 4],
+                    next(),
+                    next(),
+                ),
+            }
+        } else {
+            let op = match (r >> 5) % 4 {
+                0 => 6,
+                1 => u32::MAX,
+                2 => (r >> 32) as u32,
+                _ => ((r >> 8) % 6) as u32,
+            };
+            (op, next(), next())
+        };
+        let [x0, x1] = split_u64(addr as u64);
+        let [a0, a1] = split_u64(a);
+        let [b0, b1] = split_u64(b);
+        let [index, seq] = slot_and_seq(next);
+        gasnet.request(rank, GLOBAL_ATOMIC_REQUEST, &[x0, x1, op, a0, a1, b0, b1, index, seq]);
+        sent += 1;
+    }
+    sent
 }

@@ -3,7 +3,7 @@
 //! local atomics — a deque lock (the paper's protocol) or a packed
 //! head/split word (the split protocol) — served in this build's mode.
 //!
-//! How each mode touches the words (DESIGN.md "Remote atomics rules"):
+//! How each mode touches the words (docs/design/fetch-and-add.md, "Remote atomics rules"):
 //! - `native`: only through the GASNet-EX atomic domain, the owner included;
 //! - `am`, `rdma-emulated`: the owner and the AM handler use CPU atomics;
 //!   thieves fetch-and-add by Active Message, read and release with RMA.
@@ -16,23 +16,17 @@
 use gasnet_sys::atomic::{AtomicDomain, Ops, Order};
 use gasnet_sys::Gasnet;
 
+use crate::attention::AttentionBits;
+
 #[cfg(not(feature = "fad-native"))]
 use crate::service;
-
-/// The value a requester (or a thief asking for work) stores in a target's
-/// attention word: any non-zero value means "look"; [`ATTENTION_PERIODIC`]
-/// is the owner's own mark for "poll on a countdown".
-pub const ATTENTION_REQUEST: u64 = 2;
-/// The owner's mark in its attention word when it polls every
-/// `poll_interval` spawns anyway (the paper's mechanism, and jobs whose
-/// ranks do not all share memory).
-pub const ATTENTION_PERIODIC: u64 = 1;
 
 /// Raises `rank`'s attention word (at `segment_offset` in its segment). In
 /// shared memory (the target's segment is mapped here) a plain store, which
 /// the target sees at its next spawn; otherwise a put, which completes only
 /// when the target polls (it then polls on a countdown: see
-/// [`ATTENTION_PERIODIC`]).
+/// [`AttentionBits::PERIODIC`]). Stores [`AttentionBits::REQUEST`] whole
+/// (the module docs of [`crate::attention`] say why that is enough).
 pub fn raise_attention(gasnet: Gasnet, rank: u32, segment_offset: usize) {
     let seg = gasnet.segment(rank);
     match seg.local {
@@ -41,9 +35,9 @@ pub fn raise_attention(gasnet: Gasnet, rank: u32, segment_offset: usize) {
             // offset names an aligned word of it that every writer accesses
             // atomically (the owner swaps it, requesters store to it).
             let word = unsafe { &*((local + segment_offset) as *const std::sync::atomic::AtomicU64) };
-            word.store(ATTENTION_REQUEST, std::sync::atomic::Ordering::Release);
+            word.store(AttentionBits::REQUEST.word(), std::sync::atomic::Ordering::Release);
         }
-        None => gasnet.put_u64(rank, seg.base + segment_offset, ATTENTION_REQUEST),
+        None => gasnet.put_u64(rank, seg.base + segment_offset, AttentionBits::REQUEST.word()),
     }
 }
 

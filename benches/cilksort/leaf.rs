@@ -13,7 +13,7 @@
 //! Why not `sort_unstable` everywhere: on random keys its branches are
 //! mispredicted often; measured here on 1024-key parts it costs ~7.5 ns
 //! per key, and the merges' and networks' comparisons select without
-//! branching (docs/design.md).
+//! branching (docs/results/2026-11-23-dev2core-cilksort-kernels/).
 
 use std::cell::RefCell;
 

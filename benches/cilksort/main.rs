@@ -9,10 +9,10 @@
 //! allocated and first touched before the clock starts, in both paths
 //! (`alloc_s` says how long that took): first-touch page faults cost the
 //! same whatever runs next, and a shared-memory page's fault here costs
-//! several microseconds (docs/design.md). `sort_s` is the sort alone.
-//! `--rayon THREADS` sorts the same keys in a `Vec` with rayon's
-//! `par_sort_unstable` in a pool of that many threads (generated and
-//! checked in parallel there too): the peer on one node.
+//! several microseconds (docs/results/2026-11-23-dev2core-global-third/).
+//! `sort_s` is the sort alone. `--rayon THREADS` sorts the same keys in a
+//! `Vec` with rayon's `par_sort_unstable` in a pool of that many threads
+//! (generated and checked in parallel there too): the peer on one node.
 
 use std::time::Instant;
 

@@ -200,13 +200,20 @@ fn build(v: Variant, release: bool, program: &Program) -> Result<Option<PathBuf>
     krate.build(v, release, program).map(Some)
 }
 
-fn run(a: RunArgs) -> Result<i32, String> {
+/// Refuses `run`'s flags that clap accepts but that make no sense together
+/// (each refusal names its flag).
+fn check_run(a: &RunArgs) -> Result<(), String> {
     if a.real_udp && a.variant.conduit != Conduit::Udp {
         return Err("--real-udp applies to the udp conduit only".into());
     }
     if a.launcher.is_some() && !matches!(a.variant.conduit, Conduit::Mpi | Conduit::Ibv) {
         return Err("--launcher applies to the mpi and ibv conduits only".into());
     }
+    Ok(())
+}
+
+fn run(a: RunArgs) -> Result<i32, String> {
+    check_run(&a)?;
     let program = match (&a.bin, &a.example, &a.program) {
         (Some(b), _, _) => Program::Bin(b.clone()),
         (_, Some(e), _) => Program::Example(e.clone()),
@@ -238,4 +245,235 @@ fn run(a: RunArgs) -> Result<i32, String> {
         eprintln!("cargo-uat: error: {msg}");
     }
     Ok(ending.code())
+}
+
+#[cfg(test)]
+mod tests {
+    //! A property test of the command line (issue 32, "fuzz the edges"):
+    //! random argument vectors never panic the parser, and every refusal
+    //! names the flag or value involved.
+
+    use super::*;
+    use clap::error::{ContextKind, ErrorKind};
+    use clap::CommandFactory;
+
+    /// splitmix64 (reproducible cases).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n as u64) as usize
+        }
+    }
+
+    /// Subcommands, flags and values the launcher knows, and values at
+    /// their edges.
+    const KNOWN: &[&str] = &[
+        "run",
+        "build",
+        "features",
+        "setup",
+        "oversubscribed",
+        "help",
+        "-n",
+        "-n4",
+        "-n=2",
+        "--conduit",
+        "--conduit=udp",
+        "--fad",
+        "--fad=am",
+        "--real-udp",
+        "--launcher",
+        "--timeout",
+        "--release",
+        "--no-build",
+        "--bin",
+        "--example",
+        "--ranks",
+        "--cores",
+        "--",
+        "smp",
+        "udp",
+        "mpi",
+        "ibv",
+        "native",
+        "am",
+        "rdma-emulated",
+        "rdma_emulated",
+        "RDMA-EMULATED",
+        "Smp",
+        "0",
+        "1",
+        "4",
+        "1000000",
+        "1000001",
+        "-1",
+        "4294967296",
+        "18446744073709551616",
+        "2.5",
+        "0x10",
+        "./a.out",
+        "/bin/true",
+        "prog",
+    ];
+
+    /// A random argument: a known word, a known word mangled, or junk.
+    fn arg(rng: &mut Rng) -> String {
+        let known = KNOWN[rng.below(KNOWN.len())];
+        match rng.below(10) {
+            0..=5 => known.to_string(),
+            6 => format!("{known}{}", KNOWN[rng.below(KNOWN.len())]),
+            7 => format!("--{}", known.trim_start_matches('-')).to_uppercase(),
+            8 => known.chars().take(rng.below(known.len() + 1)).collect(),
+            _ => {
+                const JUNK: &[char] = &['-', '=', ' ', 'x', '9', 'é', '\u{7f}', '\t', '/', '\u{1F980}', '"'];
+                (0..rng.below(8)).map(|_| JUNK[rng.below(JUNK.len())]).collect()
+            }
+        }
+    }
+
+    /// `s` without control characters (clap's rendering drops some, e.g.
+    /// DEL, from what it quotes).
+    fn printable(s: &str) -> String {
+        s.chars().filter(|c| !c.is_control()).collect()
+    }
+
+    /// Checks that `err`, clap's refusal of `args`, names what it refuses.
+    fn assert_names_what_it_refuses(args: &[String], err: &clap::Error) {
+        let text = printable(&err.to_string());
+        let mut named = false;
+        for kind in [
+            ContextKind::InvalidArg,
+            ContextKind::InvalidSubcommand,
+            ContextKind::PriorArg,
+        ] {
+            if let Some(what) = err.get(kind) {
+                // A list (the required arguments not given) or one name.
+                let names: Vec<String> = match what {
+                    clap::error::ContextValue::Strings(v) => v.clone(),
+                    other => vec![other.to_string()],
+                };
+                for name in names.iter().map(|n| printable(n)) {
+                    assert!(
+                        text.contains(&name),
+                        "{args:?}: the message does not name {name:?}: {text}"
+                    );
+                    named = true;
+                }
+            }
+        }
+        // (An empty one: a flag given no value; the flag is named above.)
+        if let Some(value) = err.get(ContextKind::InvalidValue).filter(|v| !v.to_string().is_empty()) {
+            let value = printable(&value.to_string());
+            assert!(
+                text.contains(&value),
+                "{args:?}: the message does not quote {value:?}: {text}"
+            );
+            assert!(
+                args.iter().any(|a| printable(a).contains(&value)),
+                "{args:?}: the message quotes {value:?}, which is in no argument (`-n4`, `--fad=am`: part of one): {text}"
+            );
+            named = true;
+        }
+        if matches!(
+            err.kind(),
+            ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+        ) {
+            // The help: it names the subcommands.
+            assert!(text.contains("run") && text.contains("build"), "{args:?}: {text}");
+            named = true;
+        }
+        assert!(
+            named,
+            "{args:?}: a refusal ({:?}) that names nothing: {text}",
+            err.kind()
+        );
+    }
+
+    #[test]
+    fn the_command_line_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn random_arguments_never_panic_and_every_refusal_names_its_flag_or_value() {
+        let mut rng = Rng(32);
+        let (mut accepted, mut refused) = (0, 0);
+        for _ in 0..20_000 {
+            // Mostly a subcommand first (and `run`'s required -n), so that
+            // the flags behind it are parsed too.
+            let mut args: Vec<String> = Vec::new();
+            if rng.below(5) != 0 {
+                let sub = ["run", "build", "features", "oversubscribed", "run"][rng.below(5)];
+                args.push(sub.to_string());
+                if sub == "run" && rng.below(2) == 0 {
+                    args.extend(["-n".to_string(), (1 + rng.below(8)).to_string()]);
+                }
+                if sub == "oversubscribed" && rng.below(2) == 0 {
+                    args.extend(["--ranks".to_string(), rng.below(8).to_string()]);
+                }
+            }
+            let more = 1 + rng.below(8);
+            args.extend((0..more.saturating_sub(args.len()).max(usize::from(args.is_empty()))).map(|_| arg(&mut rng)));
+            let argv = std::iter::once("cargo-uat".to_string()).chain(args.iter().cloned());
+            match std::panic::catch_unwind(|| Cli::try_parse_from(argv)) {
+                Err(_) => panic!("the parser panicked on {args:?}"),
+                Ok(Ok(cli)) => {
+                    accepted += 1;
+                    if let Cmd::Run(a) = &cli.command {
+                        if let Err(why) = check_run(a) {
+                            assert!(
+                                why.contains("--real-udp") || why.contains("--launcher"),
+                                "{args:?}: {why}"
+                            );
+                        }
+                    }
+                }
+                Ok(Err(e)) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {}
+                Ok(Err(e)) => {
+                    refused += 1;
+                    assert_names_what_it_refuses(&args, &e);
+                }
+            }
+        }
+        // Both sides of the parser were exercised.
+        assert!(
+            accepted > 2_000 && refused > 5_000,
+            "{accepted} accepted, {refused} refused"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_refused_naming_flag_and_value() {
+        for (args, words) in [
+            (&["run", "-n", "0"][..], &["-n", "0"][..]),
+            (&["run", "-n", "4", "--conduit", "tcp"], &["--conduit", "tcp"]),
+            (&["run", "-n", "4", "--fad", "rdma"], &["--fad", "rdma"]),
+            (&["run", "-n", "4", "--timeout", "0"], &["--timeout", "0"]),
+            (&["run", "--conduit", "smp"], &["-n"]),
+            (&["run", "-n", "2", "--bogus"], &["--bogus"]),
+            (&["build", "--bin", "a", "--example", "b"], &["--bin", "--example"]),
+            (&["launch"], &["launch"]),
+        ] {
+            let argv = std::iter::once("cargo-uat").chain(args.iter().copied());
+            let err = Cli::try_parse_from(argv)
+                .err()
+                .unwrap_or_else(|| panic!("{args:?} accepted"));
+            let text = err.to_string();
+            for w in words {
+                assert!(text.contains(w), "{args:?}: no {w:?} in: {text}");
+            }
+        }
+        let cli = Cli::try_parse_from(["cargo-uat", "run", "-n", "2", "--real-udp"]).unwrap();
+        let Cmd::Run(a) = cli.command else { unreachable!() };
+        assert!(check_run(&a).unwrap_err().contains("--real-udp"));
+    }
 }

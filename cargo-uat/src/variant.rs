@@ -2,72 +2,8 @@
 //! mode, which are cargo features of the `uat` package (exactly one each).
 
 use std::fmt;
-use std::str::FromStr;
 
-/// A GASNet-EX conduit.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Conduit {
-    Smp,
-    Udp,
-    Mpi,
-    Ibv,
-}
-
-/// A remote fetch-and-add mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fad {
-    Native,
-    Am,
-    RdmaEmulated,
-}
-
-impl Conduit {
-    pub const ALL: [Conduit; 4] = [Conduit::Smp, Conduit::Udp, Conduit::Mpi, Conduit::Ibv];
-    pub fn name(self) -> &'static str {
-        match self {
-            Conduit::Smp => "smp",
-            Conduit::Udp => "udp",
-            Conduit::Mpi => "mpi",
-            Conduit::Ibv => "ibv",
-        }
-    }
-}
-
-impl Fad {
-    pub const ALL: [Fad; 3] = [Fad::Native, Fad::Am, Fad::RdmaEmulated];
-    pub fn name(self) -> &'static str {
-        match self {
-            Fad::Native => "native",
-            Fad::Am => "am",
-            Fad::RdmaEmulated => "rdma-emulated",
-        }
-    }
-    /// The cargo feature of `uat` that selects it.
-    pub fn feature(self) -> String {
-        format!("fad-{}", self.name())
-    }
-}
-
-fn parse<T: Copy>(all: &[T], name: fn(T) -> &'static str, what: &str, s: &str) -> Result<T, String> {
-    all.iter().copied().find(|v| name(*v) == s).ok_or_else(|| {
-        let names: Vec<_> = all.iter().map(|v| name(*v)).collect();
-        format!("unknown {what} '{s}' (one of: {})", names.join(", "))
-    })
-}
-
-impl FromStr for Conduit {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Conduit, String> {
-        parse(&Conduit::ALL, Conduit::name, "conduit", s)
-    }
-}
-
-impl FromStr for Fad {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Fad, String> {
-        parse(&Fad::ALL, Fad::name, "fetch-and-add mode", s)
-    }
-}
+pub use uat_rules::{Conduit, FadMode as Fad};
 
 /// One conduit and one fetch-and-add mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

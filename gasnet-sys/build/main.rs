@@ -25,26 +25,7 @@ use std::process::Command;
 
 use mak::Mak;
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Conduit {
-    Smp,
-    Udp,
-    Mpi,
-    Ibv,
-}
-
-impl Conduit {
-    pub const ALL: [Conduit; 4] = [Conduit::Smp, Conduit::Udp, Conduit::Mpi, Conduit::Ibv];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Conduit::Smp => "smp",
-            Conduit::Udp => "udp",
-            Conduit::Mpi => "mpi",
-            Conduit::Ibv => "ibv",
-        }
-    }
-}
+pub use uat_rules::Conduit;
 
 /// Stops the build with `msg`, formatted the way cargo shows build-script errors.
 pub fn fail(msg: &str) -> ! {

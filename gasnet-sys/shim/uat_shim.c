@@ -112,8 +112,21 @@ void uat_put_nbi(gex_Rank_t rank, void *dst, const void *src, size_t nbytes) {
 }
 
 void uat_wait_nbi(void) { gex_NBI_Wait(GEX_EC_ALL, 0); }
+int uat_test_nbi(void) { return gex_NBI_Test(GEX_EC_ALL, 0) == GASNET_OK; }
+
+gex_Event_t uat_get_nb(void *dst, gex_Rank_t rank, void *src, size_t nbytes) {
+  return gex_RMA_GetNB(uat_tm, dst, rank, src, nbytes, 0);
+}
+
+/* Remote completion is the event: the source is reusable then too. */
+gex_Event_t uat_put_nb(gex_Rank_t rank, void *dst, const void *src, size_t nbytes) {
+  return gex_RMA_PutNB(uat_tm, rank, dst, (void *)src, nbytes, GEX_EVENT_DEFER, 0);
+}
 
 gex_Event_t uat_barrier_nb(void) { return gex_Coll_BarrierNB(uat_tm, 0); }
+gex_Event_t uat_broadcast_nb(gex_Rank_t root, void *dst, const void *src, size_t nbytes) {
+  return gex_Coll_BroadcastNB(uat_tm, root, dst, src, nbytes, 0);
+}
 int uat_event_test(gex_Event_t event) { return gex_Event_Test(event) == GASNET_OK; }
 void uat_event_wait(gex_Event_t event) { gex_Event_Wait(event); }
 
@@ -156,3 +169,9 @@ uint64_t uat_ad_op_u64(gex_AD_t ad, gex_Rank_t rank, void *addr, gex_OP_t op, ui
   return result;
 }
 #undef UAT_AD_FETCHING
+
+gex_Event_t uat_ad_op_nb_u64(gex_AD_t ad, uint64_t *result, gex_Rank_t rank, void *addr, gex_OP_t op, uint64_t op1, uint64_t op2, gex_Flags_t flags) {
+  int fetching = (op & (GEX_OP_FADD | GEX_OP_FCAS | GEX_OP_GET | GEX_OP_FSUB | GEX_OP_SWAP | GEX_OP_FMIN | GEX_OP_FMAX)) != 0;
+  if (rank == uat_self) flags |= GEX_FLAG_AD_MY_RANK;
+  return gex_AD_OpNB_U64(ad, fetching ? result : NULL, rank, addr, op, op1, op2, flags);
+}

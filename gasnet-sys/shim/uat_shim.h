@@ -68,9 +68,17 @@ int uat_put_blocking(gex_Rank_t rank, void *dst, const void *src, size_t nbytes)
 void uat_get_nbi(void *dst, gex_Rank_t rank, void *src, size_t nbytes);
 void uat_put_nbi(gex_Rank_t rank, void *dst, const void *src, size_t nbytes);
 void uat_wait_nbi(void);
+/* 1 when every implicit-handle operation of this thread is complete. */
+int uat_test_nbi(void);
+/* Non-blocking with an event (the caller tests it, polling, until done):
+ * a blocking operation whose wait the caller paces (gasnet-sys's wait). */
+gex_Event_t uat_get_nb(void *dst, gex_Rank_t rank, void *src, size_t nbytes);
+gex_Event_t uat_put_nb(gex_Rank_t rank, void *dst, const void *src, size_t nbytes);
 
 /* --- collectives and events ------------------------------------------------ */
 gex_Event_t uat_barrier_nb(void);
+/* Root's src (nbytes) into every rank's dst (local buffers). Collective. */
+gex_Event_t uat_broadcast_nb(gex_Rank_t root, void *dst, const void *src, size_t nbytes);
 /* 1 when done (the event is then consumed), 0 when not yet. */
 int uat_event_test(gex_Event_t event);
 void uat_event_wait(gex_Event_t event);
@@ -82,5 +90,8 @@ void uat_ad_destroy(gex_AD_t ad);
 /* Blocking: issues the op and waits for it; returns the fetched value (0 for
  * non-fetching ops). */
 uint64_t uat_ad_op_u64(gex_AD_t ad, gex_Rank_t rank, void *addr, gex_OP_t op, uint64_t op1, uint64_t op2, gex_Flags_t flags);
+/* The same, started: *result (fetching ops) is written by completion of the
+ * returned event, which the caller tests until done. */
+gex_Event_t uat_ad_op_nb_u64(gex_AD_t ad, uint64_t *result, gex_Rank_t rank, void *addr, gex_OP_t op, uint64_t op1, uint64_t op2, gex_Flags_t flags);
 
 #endif

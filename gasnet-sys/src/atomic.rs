@@ -1,6 +1,6 @@
 //! Remote atomics on u64 words: GASNet-EX atomic domains (`gex_AD`).
 //!
-//! The GASNet-EX rule (see DESIGN.md "Remote atomics rules"): while atomic
+//! The GASNet-EX rule (see docs/design/fetch-and-add.md, "Remote atomics rules"): while atomic
 //! domain operations may target a word, *every* access to that word must go
 //! through the same domain: no CPU loads, stores or atomics and no RMA on it,
 //! not even by its owner. Targets are segment addresses of the target rank.
@@ -113,9 +113,21 @@ impl AtomicDomain {
             "atomic on {addr:#x}: not an aligned u64 in rank {rank}'s segment"
         );
         crate::ops::count(|c| c.atomics += 1);
-        // SAFETY: a live domain; the target is an aligned word inside the
-        // target's segment (checked above).
-        unsafe { raw::uat_ad_op_u64(self.ad, rank, addr as *mut _, op as _, a, b, order.flags() as _) }
+        if seg.local.is_some() {
+            // SAFETY: a live domain; the target is an aligned word inside the
+            // target's segment (checked above).
+            return unsafe { raw::uat_ad_op_u64(self.ad, rank, addr as *mut _, op as _, a, b, order.flags() as _) };
+        }
+        // Outside shared memory GASNet carries the operation by Active
+        // Message: wait for it with the thread's patience (crate::wait).
+        let mut result = 0u64;
+        // SAFETY: as above; `result` outlives the operation, which completes
+        // before this function returns.
+        let ev = unsafe {
+            raw::uat_ad_op_nb_u64(self.ad, &mut result, rank, addr as *mut _, op as _, a, b, order.flags() as _)
+        };
+        crate::coll::Event::started(ev).complete(self.gasnet);
+        result
     }
 
     /// Atomically adds `value` to the word at `rank`:`addr`; returns the old value.

@@ -8,6 +8,18 @@ use crate::{raw, Gasnet};
 pub struct Event(Option<raw::gex_Event_t>);
 
 impl Event {
+    /// Wraps an event GASNet returned (`GEX_EVENT_INVALID`, a null pointer,
+    /// for an operation complete at initiation).
+    pub(crate) fn started(ev: raw::gex_Event_t) -> Event {
+        Event((!ev.is_null()).then_some(ev))
+    }
+
+    /// Polls until the operation has completed, with the thread's
+    /// [`crate::wait`] patience.
+    pub(crate) fn complete(mut self, gasnet: Gasnet) {
+        crate::wait::until(gasnet, || self.test());
+    }
+
     /// Whether the operation has completed (polls nothing itself).
     pub fn test(&mut self) -> bool {
         match self.0 {
@@ -52,5 +64,17 @@ impl Gasnet {
     /// A barrier over all ranks; polls (runs handlers) while waiting.
     pub fn barrier(self) {
         self.barrier_nb().wait()
+    }
+
+    /// Rank `root`'s `data` into every rank's `data` (the same length on
+    /// every rank). Collective: every rank calls it, in the same order.
+    /// Needs no segment: it may run before one is attached.
+    pub fn broadcast(self, root: u32, data: &mut [u8]) {
+        assert!(root < self.size(), "broadcast from rank {root} of a {}-rank job", self.size());
+        let src = data.to_vec();
+        // SAFETY: init succeeded; dst and src are valid local buffers of
+        // data.len() bytes that outlive the operation, completed below.
+        let ev = unsafe { raw::uat_broadcast_nb(root, data.as_mut_ptr() as *mut _, src.as_ptr() as *const _, data.len()) };
+        Event(Some(ev)).wait();
     }
 }

@@ -64,6 +64,8 @@ mod launch;
 pub mod ops;
 #[cfg(gasnet_configured)]
 mod rma;
+#[cfg(gasnet_configured)]
+pub mod wait;
 
 #[cfg(gasnet_configured)]
 pub use client::{report, write_stderr, Gasnet, Segment, MAX_EXIT_HOOKS};

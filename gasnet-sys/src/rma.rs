@@ -3,8 +3,12 @@
 //! Remote addresses are addresses in the *target's* segment (its
 //! [`Segment::base`](crate::Segment)); local buffers may be anywhere in this
 //! process. On udp and mpi the target's CPU carries RMA for us: it completes
-//! only while the target polls.
+//! only while the target polls. A blocking operation on a rank whose segment
+//! is mapped here is a copy; on any other rank it is started non-blocking
+//! and completed by [`crate::wait`] (spinning, or with the thread's
+//! patience).
 
+use crate::coll::Event;
 use crate::ops::count;
 use crate::{raw, Gasnet};
 
@@ -34,9 +38,16 @@ impl Gasnet {
     pub fn put(self, rank: u32, dst: usize, src: &[u8]) {
         self.check_remote(rank, dst, src.len());
         count(|c| c.blocking_rma += 1);
-        // SAFETY: remote range checked; src valid for its length.
-        let code = unsafe { raw::uat_put_blocking(rank, dst as *mut _, src.as_ptr() as *const _, src.len()) };
-        assert_eq!(code, 0, "gex_RMA_PutBlocking failed");
+        if self.segment(rank).local.is_some() {
+            // SAFETY: remote range checked; src valid for its length.
+            let code = unsafe { raw::uat_put_blocking(rank, dst as *mut _, src.as_ptr() as *const _, src.len()) };
+            assert_eq!(code, 0, "gex_RMA_PutBlocking failed");
+        } else {
+            // SAFETY: remote range checked; src is borrowed, valid and
+            // unchanged until the put completes below.
+            let ev = unsafe { raw::uat_put_nb(rank, dst as *mut _, src.as_ptr() as *const _, src.len()) };
+            Event::started(ev).complete(self);
+        }
     }
 
     /// Reads the u64 at `rank`'s address `src`.
@@ -64,9 +75,16 @@ impl Gasnet {
     pub unsafe fn get_raw(self, dst: *mut u8, rank: u32, src: usize, len: usize) {
         self.check_remote(rank, src, len);
         count(|c| c.blocking_rma += 1);
-        // SAFETY: remote range checked; dst per the caller's contract.
-        let code = unsafe { raw::uat_get_blocking(dst as *mut _, rank, src as *mut _, len) };
-        assert_eq!(code, 0, "gex_RMA_GetBlocking failed");
+        if self.segment(rank).local.is_some() {
+            // SAFETY: remote range checked; dst per the caller's contract.
+            let code = unsafe { raw::uat_get_blocking(dst as *mut _, rank, src as *mut _, len) };
+            assert_eq!(code, 0, "gex_RMA_GetBlocking failed");
+        } else {
+            // SAFETY: remote range checked; dst per the caller's contract,
+            // which covers this call, and the get completes below.
+            let ev = unsafe { raw::uat_get_nb(dst as *mut _, rank, src as *mut _, len) };
+            Event::started(ev).complete(self);
+        }
     }
 
     /// Starts reading `len` bytes at `rank`'s `src` into `dst`; complete after
@@ -95,9 +113,11 @@ impl Gasnet {
         unsafe { raw::uat_put_nbi(rank, dst as *mut _, src as *const _, len) }
     }
 
-    /// Waits for every non-blocking-implicit get and put this thread started.
+    /// Waits for every non-blocking-implicit get and put this thread started
+    /// (spinning, or with the thread's [`crate::wait`] patience).
     pub fn wait_nbi(self) {
-        // SAFETY: init succeeded.
-        unsafe { raw::uat_wait_nbi() }
+        // SAFETY: init succeeded; testing the thread's implicit operations
+        // syncs those that completed, as gex_NBI_Wait would.
+        crate::wait::until(self, || unsafe { raw::uat_test_nbi() } != 0)
     }
 }

@@ -29,12 +29,13 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     if runs.is_empty() {
         return None;
     }
-    // (bench, mode, ranks) -> setting -> runs
-    let mut groups: BTreeMap<(String, String, u32), BTreeMap<&str, Vec<&Run>>> = BTreeMap::new();
+    // (bench, mode, ranks, conduit) -> setting -> runs
+    let mut groups: BTreeMap<(String, String, u32, String), BTreeMap<&str, Vec<&Run>>> = BTreeMap::new();
     for r in &runs {
         if let Some(s) = setting(r) {
+            let conduit = r.conduit.clone().unwrap_or_else(|| res.meta_str("conduit"));
             groups
-                .entry((label(r), r.mode.clone(), r.ranks))
+                .entry((label(r), r.mode.clone(), r.ranks, conduit))
                 .or_default()
                 .entry(s)
                 .or_default()
@@ -42,12 +43,15 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         }
     }
     let mut idle = Table::new(&[
+        "conduit",
         "mode",
         "ranks",
         "idle CPU s/s, on",
         "idle CPU s/s, off",
         "on / off",
+        "asleep share, on",
         "quiescences / wake-ups per idle rank (min), on",
+        "with the tree: time on / off",
     ]);
     let mut thr = Table::new(&[
         "bench",
@@ -63,12 +67,14 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "msg share on",
         "msg share off",
     ]);
-    for ((bench, mode, ranks), by) in &groups {
+    for ((bench, mode, ranks, conduit), by) in &groups {
         let on = by.get("on").cloned().unwrap_or_default();
         let off = by.get("off").cloned().unwrap_or_default();
         if bench == "micro-idle" {
             let cpu = |rs: &[&Run]| median(rs.iter().filter_map(|r| r.num(&["idle_ranks_cpu_per_wall"])).collect());
             let (c_on, c_off) = (cpu(&on), cpu(&off));
+            let asleep = median(on.iter().filter_map(|r| r.num(&["idle_ranks_asleep_share"])).collect());
+            let wall = |rs: &[&Run]| median(rs.iter().filter_map(|r| r.time_s()).collect());
             let qw = on
                 .iter()
                 .filter_map(|r| r.output.as_ref()?.get("per_rank")?.as_array().cloned())
@@ -79,12 +85,15 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                 .collect::<Vec<_>>()
                 .join(", ");
             idle.push(vec![
+                conduit.clone(),
                 mode.clone(),
                 ranks.to_string(),
                 fmt(c_on, 3),
                 fmt(c_off, 3),
                 fmt(c_on.zip(c_off).map(|(a, b)| a / b), 3),
+                fmt(asleep, 3),
                 qw,
+                fmt(wall(&on).zip(wall(&off)).map(|(a, b)| a / b), 3),
             ]);
             continue;
         }
@@ -129,8 +138,12 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
          lifeline buddies and sleeps until one of them has work) against random stealing until the run \
          ends (`off`). `micro idle`: the root computes without spawning; the other ranks' worker-thread \
          CPU seconds per wall second (the `rdma-emulated` poller thread, which spins by design, is not \
-         counted), and in a second run with a parallel phase after it, each idle rank's quiescences and \
-         wake-ups. The benchmarks ran alternately on and off; medians, with the spread of the runs.\n\n",
+         counted), the share of the serial time they spent asleep (quiescent on lifelines, or, across \
+         the network, waiting for the computing root's answer between back-off polls), and in a second \
+         run with a parallel phase after it, each idle rank's quiescences and wake-ups and the run's time \
+         on against off. On smp, `micro idle` also runs over real UDP (`udp --real-udp`) and over mpi \
+         without shared memory (`GASNET_SUPERNODE_MAXSIZE=1`), where a thief's operations wait for the \
+         victim to poll. The benchmarks ran alternately on and off; medians, with the spread of the runs.\n\n",
     );
     if !idle.is_empty() {
         text.push_str(&idle.markdown());

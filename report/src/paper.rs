@@ -1,6 +1,6 @@
 //! The paper's own numbers (Akiyama & Taura, IPSJ JIP 2016; TSUBAME2.5:
 //! Xeon X5670 at 2.93 GHz, InfiniBand QDR, GASNet 1.24.2 ibv-conduit), as
-//! listed in DESIGN.md, for the report's side-by-side columns.
+//! listed in docs/design/README.md, for the report's side-by-side columns.
 
 /// The paper's clock, to turn its cycle counts into times.
 pub const GHZ: f64 = 2.93;

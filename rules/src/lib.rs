@@ -10,6 +10,10 @@
 //! reproduction skips them unless asked, and a poller yields instead of
 //! spinning.
 
+mod names;
+
+pub use names::{Conduit, FadMode};
+
 /// Spinning threads per rank: the worker, plus the polling thread when the
 /// mode has one (`rdma-emulated`).
 pub fn spinning_threads_per_rank(has_polling_thread: bool) -> usize {

@@ -141,7 +141,7 @@ impl ControlWord {
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub const DEQUE_OFFSET: usize = PAGE;
 /// Bytes of one rank's stats slot.
-pub const STATS_SLOT: usize = 256;
+pub const STATS_SLOT: usize = 512;
 const _: () = assert!(
     std::mem::size_of::<crate::stats::Stats>() <= STATS_SLOT,
     "a rank's stats must fit its slot"

@@ -13,8 +13,10 @@
 //!   rank's exit among it) arrives only when a rank polls. So there the
 //!   worker also polls on a countdown (`poll_interval` spawns: every spawn
 //!   in `am` mode when some rank is outside shared memory, the paper's
-//!   mechanism; else every 64): its own mark [`ATTENTION_PERIODIC`] keeps
+//!   mechanism; else every 64): its own mark `AttentionBits::PERIODIC` keeps
 //!   the word non-zero, and a raised request is served at once.
+//!
+//! The bits and who sets them: [`am_fad::attention`].
 //!
 //! - Idle ranks raise it when they register on this rank's lifelines
 //!   (`crate::lifeline`): the spawn that sees it wakes them.
@@ -26,25 +28,24 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use am_fad::{ATTENTION_PERIODIC, ATTENTION_REQUEST};
+use am_fad::AttentionBits;
 
 use crate::arena::ATTENTION_WORD;
 
 /// This rank's attention word and polling countdown (worker thread only).
+///
+/// The owner's bits' truth lives here (`interval`, `memory`), not in the
+/// word: another rank's raise stores [`AttentionBits::REQUEST`] whole and
+/// may clear them, and [`Attention::take`] writes them back.
 pub struct Attention {
+    word: &'static AtomicU64,
     /// Poll every this many spawns anyway (0: only when raised).
     interval: u32,
     countdown: Cell<u32>,
-    /// [`ATTENTION_MEMORY`] while global memory needs the next spawn (a
-    /// checkout is active, or cached bytes are dirty), else 0.
-    memory: Cell<u64>,
+    /// [`AttentionBits::MEMORY`] while global memory needs the next spawn
+    /// (a checkout is active, or cached bytes are dirty), else none.
+    memory: Cell<AttentionBits>,
 }
-
-/// The owner's mark for "global memory needs the next spawn": a spawn
-/// inside a checkout is refused, dirty cached bytes are written back
-/// (`crate::global`). Set with an atomic or (not a store), so that a
-/// thief's request is not lost.
-pub const ATTENTION_MEMORY: u64 = 4;
 
 #[inline(always)]
 fn word() -> &'static AtomicU64 {
@@ -54,42 +55,52 @@ fn word() -> &'static AtomicU64 {
 }
 
 impl Attention {
-    /// Starts with the word clear, or marked periodic.
+    /// Starts with this rank's word clear, or marked periodic.
     ///
     /// # Safety
     /// The arena must be mapped.
     pub unsafe fn new(interval: u32) -> Attention {
-        word().store(Self::idle_value(interval), Ordering::Release);
-        Attention {
-            interval,
-            countdown: Cell::new(interval.max(1)),
-            memory: Cell::new(0),
-        }
+        Attention::over(word(), interval)
     }
 
-    fn idle_value(interval: u32) -> u64 {
-        if interval == 0 {
-            0
+    /// An attention over `word` (the arena's, or a test's).
+    fn over(word: &'static AtomicU64, interval: u32) -> Attention {
+        let a = Attention {
+            word,
+            interval,
+            countdown: Cell::new(interval.max(1)),
+            memory: Cell::new(AttentionBits::NONE),
+        };
+        word.store(a.own_bits().word(), Ordering::Release);
+        a
+    }
+
+    /// The owner's bits as they should stand in the word.
+    #[inline(always)]
+    fn own_bits(&self) -> AttentionBits {
+        let periodic = if self.interval == 0 {
+            AttentionBits::NONE
         } else {
-            ATTENTION_PERIODIC
-        }
+            AttentionBits::PERIODIC
+        };
+        periodic.with(self.memory.get())
     }
 
     pub fn interval(&self) -> u32 {
         self.interval
     }
 
-    /// Whether the word is set: the spawn path's one load.
+    /// Whether this rank's word is set: the spawn path's one load.
     #[inline(always)]
     pub fn raised() -> bool {
         word().load(Ordering::Relaxed) != 0
     }
 
     /// The word is set: whether to act now. Periodic polling with nothing
-    /// raised counts down instead (inline: the common case on such jobs).
+    /// else set counts down instead (inline: the common case on such jobs).
     #[inline(always)]
     pub fn due(&self) -> bool {
-        if self.interval != 0 && word().load(Ordering::Relaxed) == ATTENTION_PERIODIC {
+        if self.interval != 0 && AttentionBits::from_word(self.word.load(Ordering::Relaxed)).only_periodic() {
             let left = self.countdown.get();
             if left > 1 {
                 self.countdown.set(left - 1);
@@ -100,32 +111,91 @@ impl Attention {
     }
 
     /// Raises this rank's own word, as another rank would (lifelines still
-    /// waiting for work it does not have yet).
+    /// waiting for work it does not have yet; a registration's handler,
+    /// which may run on the polling thread); keeps the owner's bits.
     pub fn raise_own() {
-        word().store(ATTENTION_REQUEST, Ordering::Relaxed);
+        word().fetch_or(AttentionBits::REQUEST.word(), Ordering::Relaxed);
     }
 
-    /// Sets or clears the global-memory mark.
+    /// Sets or clears the global-memory mark (an atomic or/and: a request
+    /// raised meanwhile stays).
     pub fn mark_memory(&self, on: bool) {
+        let m = AttentionBits::MEMORY.word();
         if on {
-            self.memory.set(ATTENTION_MEMORY);
-            word().fetch_or(ATTENTION_MEMORY, Ordering::Relaxed);
+            self.memory.set(AttentionBits::MEMORY);
+            self.word.fetch_or(m, Ordering::Relaxed);
         } else {
-            self.memory.set(0);
-            word().fetch_and(!ATTENTION_MEMORY, Ordering::Relaxed);
+            self.memory.set(AttentionBits::NONE);
+            self.word.fetch_and(!m, Ordering::Relaxed);
         }
     }
 
     /// Whether the global-memory mark is set.
     #[inline]
     pub fn memory_marked(&self) -> bool {
-        self.memory.get() != 0
+        self.memory.get() != AttentionBits::NONE
     }
 
-    /// Acting on the word: clears it (a full fence, before the caller
-    /// polls) and says whether a thief asked for work.
+    /// Acting on the word: clears it to the owner's bits (one swap, a full
+    /// fence, before the caller polls) and says whether another rank asked
+    /// (its bit in the value swapped out, whatever else was set).
     pub fn take(&self) -> bool {
         self.countdown.set(self.interval.max(1));
-        word().swap(Self::idle_value(self.interval) | self.memory.get(), Ordering::SeqCst) == ATTENTION_REQUEST
+        AttentionBits::from_word(self.word.swap(self.own_bits().word(), Ordering::SeqCst)).requested()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attention(interval: u32) -> Attention {
+        Attention::over(Box::leak(Box::new(AtomicU64::new(u64::MAX))), interval)
+    }
+
+    #[test]
+    fn take_sees_a_request_whatever_else_the_word_holds() {
+        for interval in [0, 1, 64] {
+            for memory in [false, true] {
+                for word in 0..8u64 {
+                    let a = attention(interval);
+                    a.mark_memory(memory);
+                    a.word.store(word, Ordering::Relaxed);
+                    assert_eq!(a.take(), word & 2 != 0, "interval {interval} memory {memory} word {word}");
+                    let own = (interval != 0) as u64 | if memory { 4 } else { 0 };
+                    assert_eq!(a.word.load(Ordering::Relaxed), own, "the owner's bits written back");
+                    assert!(!a.take(), "a request is taken once");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_periodic_mark_counts_down() {
+        for word in 0..8u64 {
+            let a = attention(64);
+            a.word.store(word, Ordering::Relaxed);
+            // The countdown starts at 64: 63 spawns pass with the periodic
+            // mark alone; anything else is due at once.
+            let passed = (0..63).filter(|_| !a.due()).count();
+            assert_eq!(passed, if word == 1 { 63 } else { 0 }, "word {word}");
+            assert!(a.due());
+        }
+        let a = attention(0);
+        a.word.store(1, Ordering::Relaxed);
+        assert!(a.due(), "without periodic polling any bit is due");
+    }
+
+    #[test]
+    fn the_owners_marks_keep_a_request_raised_meanwhile() {
+        let a = attention(0);
+        a.word.store(AttentionBits::REQUEST.word(), Ordering::Relaxed);
+        a.mark_memory(true);
+        a.mark_memory(false);
+        a.word.fetch_or(AttentionBits::REQUEST.word(), Ordering::Relaxed);
+        assert_eq!(a.word.load(Ordering::Relaxed), 2);
+        a.mark_memory(true);
+        assert!(a.take(), "a request under the memory mark (value 6) is seen");
+        assert_eq!(a.word.load(Ordering::Relaxed), 4);
     }
 }

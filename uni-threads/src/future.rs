@@ -135,6 +135,8 @@ static CELLS_LO: AtomicUsize = AtomicUsize::new(0);
 static CELLS_HI: AtomicUsize = AtomicUsize::new(0);
 /// CELL_FREE messages refused by this rank.
 static REFUSED: AtomicU64 = AtomicU64::new(0);
+/// Their reports (the first few in full).
+static REFUSALS: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("CELL_FREE messages");
 
 /// CELL_FREE messages this rank has refused so far.
 pub fn refused() -> u64 {
@@ -173,8 +175,8 @@ extern "C" fn on_cell_free(token: Token, lo: Arg, hi: Arg) {
     let addr = join_u64(lo, hi) as usize;
     if let Err(why) = accept_returned(addr) {
         REFUSED.fetch_add(1, Ordering::Relaxed);
-        gasnet_sys::report(format_args!(
-            "warning: refused a CELL_FREE from rank {} for {addr:#x}: {why}",
+        REFUSALS.refuse(format_args!(
+            "refused a CELL_FREE from rank {} for {addr:#x}: {why}",
             token.source()
         ));
         return;
@@ -312,6 +314,13 @@ impl CellPool {
         }
         self.free.set(cell.addr);
     }
+}
+
+/// Test support (the fuzzer): whether cell `addr` of `rank` (another rank)
+/// is handed back (FREE) — a CELL_FREE for it is refused whatever happens
+/// meanwhile short of a spawn and a finished task there.
+pub fn handed_back_remote(g: Gasnet, rank: u32, addr: usize) -> bool {
+    g.get_u64(rank, remote(g, rank, addr)) == FREE
 }
 
 /// Test support: sends CELL_FREE messages that their handler must refuse:

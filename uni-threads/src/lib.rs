@@ -67,6 +67,7 @@ mod context;
 mod deque;
 mod fatal;
 mod future;
+mod fuzz;
 pub mod global;
 mod guard;
 mod lifeline;
@@ -85,7 +86,7 @@ mod victim;
 mod worker;
 
 pub use arena::ARENA_BASE;
-pub use config::{CacheFault, Config, ConfigError, PollerCores, StealProtocol};
+pub use config::{CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol};
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};
@@ -169,6 +170,34 @@ pub fn send_malformed_messages(rank: u32) -> u32 {
         w.gasnet.poll();
     }
     sent
+}
+
+#[doc(hidden)]
+/// Test support: the fuzzer of issue 32. Sends `count` requests with random
+/// payloads (from `seed` and the two ranks) to each Active Message handler
+/// the runtime registers on `target` (another rank), and returns how many
+/// it sent: CELL_FREE, LIFELINE_REGISTER, LIFELINE_WAKE, GLOBAL_FREE and,
+/// in the AM fetch-and-add modes, FAD_REQUEST and GLOBAL_ATOMIC_REQUEST
+/// (whose replies, naming random reply slots and sequence numbers, fuzz
+/// this rank's FAD_REPLY). The payloads sit at the handlers' edges:
+/// addresses around the cells, the registered atomic words and both zones
+/// of the global heap (one below, unaligned, the last element, the end,
+/// past it, random ones inside, 0, the top of the address space), slot
+/// counts and dimensions ±1, stale and random sequence numbers, tags naming
+/// this rank, the target and ranks that do not exist. Every message is
+/// refused by its handler or harmless: the few a handler must act on (a
+/// lifeline registration in a slot this rank owns, a wake-up naming this
+/// rank, an atomic that leaves a valid word unchanged) do what a racing
+/// peer's would; exact addresses of a finished cell or a live block (which
+/// any rank may hand back) are never sent. Call it inside a task while the
+/// target neither spawns nor allocates global memory. Waits (polling) until
+/// the fetch-and-add replies are back.
+pub fn fuzz_handlers(target: u32, count: u32, seed: u64) -> u64 {
+    let w = worker::worker_for_task("uat::fuzz_handlers");
+    if target >= w.ranks || target == w.rank {
+        return 0;
+    }
+    fuzz::send(w, target, count, seed)
 }
 
 #[doc(hidden)]

@@ -65,11 +65,12 @@
 //! a sleeping rank has no work (counted as `steal_attempts_saved`).
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
 use am_fad::sleep::{self, Wake, AWAKE, QUIESCENT, SERVE};
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
+use gasnet_sys::wait::Patience;
 
 use crate::arena::{ControlWord, LIFELINE_SLOTS, SLEEP_WORD, WOKEN_BY_WORD};
 use crate::deque::Entry;
@@ -85,6 +86,20 @@ pub const SLEEP_PERIOD: Duration = Duration::from_millis(1);
 pub const SLEEP_PERIOD_WITH_WAITERS: Duration = Duration::from_micros(100);
 /// The first sleep of the back-off across the network.
 pub const FIRST_BACKOFF: Duration = Duration::from_micros(20);
+/// How long a thief spins on a victim's answer before it sleeps between
+/// polls: many round trips of any conduit (a GET over UDP on loopback takes
+/// ~12 µs), so a victim that polls answers within it and a steal costs what
+/// it did.
+pub const THIEF_SPIN: Duration = Duration::from_micros(200);
+/// How a thief waits for a victim's answer with lifelines on (the steal
+/// path's remote operations, [`gasnet_sys::wait`]): a victim that computes
+/// without polling answers only at its next poll, perhaps seconds later;
+/// the thief sleeps meanwhile, polling on the sleep's back-off schedule.
+pub const THIEF_PATIENCE: Patience = Patience {
+    spin: THIEF_SPIN,
+    first_sleep: FIRST_BACKOFF,
+    max_sleep: SLEEP_PERIOD,
+};
 
 /// Active Message: the sender waits on the receiver's lifeline of
 /// dimension `arg` (its slot).
@@ -102,11 +117,30 @@ pub fn handlers() -> [Handler; 2] {
     ]
 }
 
+/// Slot `d`'s owner plus one (0: no lifeline of dimension `d` ends at this
+/// rank): the rank whose lifeline of that dimension ends here, the only
+/// one the registration handler accepts for the slot. Set by
+/// [`Lifelines::new`], before start's final barrier (peers register only
+/// after it), and read by the handler.
+static SLOT_OWNERS: [AtomicU32; MAX_LIFELINES] = [const { AtomicU32::new(0) }; MAX_LIFELINES];
+
+/// Refused LIFELINE_REGISTER and LIFELINE_WAKE messages (the first few
+/// reported in full).
+static REFUSED_REGISTRATIONS: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("lifeline registrations");
+static REFUSED_WAKES: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("lifeline wake-ups");
+
 extern "C" fn on_register(token: Token, dim: Arg) {
-    if dim as usize >= MAX_LIFELINES {
-        gasnet_sys::report(format_args!(
-            "warning: refused a lifeline registration from rank {} for dimension {dim}",
-            token.source()
+    let owner = SLOT_OWNERS
+        .get(dim as usize)
+        .map_or(0, |o| o.load(Ordering::Acquire));
+    if owner != token.source() + 1 {
+        REFUSED_REGISTRATIONS.refuse(format_args!(
+            "refused a lifeline registration from rank {} for dimension {dim}: {}",
+            token.source(),
+            match owner {
+                0 => "no lifeline of that dimension ends here".to_string(),
+                o => format!("that slot belongs to rank {}", o - 1),
+            }
         ));
         return;
     }
@@ -117,8 +151,8 @@ extern "C" fn on_register(token: Token, dim: Arg) {
 extern "C" fn on_wake(token: Token, lo: Arg, hi: Arg) {
     let tag = join_u64(lo, hi);
     if tag & ((1 << WAKER_BITS) - 1) != token.source() as u64 + 1 {
-        gasnet_sys::report(format_args!(
-            "warning: refused a lifeline wake-up from rank {} naming another waker ({tag:#x})",
+        REFUSED_WAKES.refuse(format_args!(
+            "refused a lifeline wake-up from rank {} naming another waker ({tag:#x})",
             token.source()
         ));
         return;
@@ -172,6 +206,16 @@ pub fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
     let h = radix(ranks, dims);
     (0..dims.min(MAX_LIFELINES as u32))
         .filter_map(|d| buddy(rank, ranks, h, d).map(|b| (d, b)))
+        .collect()
+}
+
+/// The lifelines that end at `rank`: `(dimension, the rank they start
+/// from)` (each dimension has at most one: the slot's owner).
+pub fn incoming(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
+    (0..ranks)
+        .flat_map(|r| graph(r, ranks, dims).into_iter().map(move |(d, b)| (d, b, r)))
+        .filter(|&(_, b, _)| b == rank)
+        .map(|(d, _, r)| (d, r))
         .collect()
 }
 
@@ -232,6 +276,15 @@ impl Lifelines {
         all_shared: bool,
         host_ranks: &[u32],
     ) -> Lifelines {
+        let dims = if on { dims } else { 0 };
+        // Release: the handler may run on the polling thread (its Acquire
+        // load; peers register only after start's barrier, which follows).
+        for owner in &SLOT_OWNERS {
+            owner.store(0, Ordering::Release);
+        }
+        for (d, r) in incoming(rank, ranks, dims) {
+            SLOT_OWNERS[d as usize].store(r + 1, Ordering::Release);
+        }
         let mut host = vec![false; ranks as usize];
         for &r in host_ranks {
             host[r as usize] = true;
@@ -239,7 +292,7 @@ impl Lifelines {
         Lifelines {
             on: on && ranks > 1,
             attempts: attempts.max(1),
-            buddies: if on { graph(rank, ranks, dims) } else { Vec::new() },
+            buddies: graph(rank, ranks, dims),
             failures: Cell::new(0),
             futex: all_shared,
             host,
@@ -248,6 +301,21 @@ impl Lifelines {
 
     pub fn on(&self) -> bool {
         self.on
+    }
+
+    /// [`THIEF_PATIENCE`], polling at least every
+    /// [`SLEEP_PERIOD_WITH_WAITERS`] while a thread suspended here waits
+    /// for a child elsewhere (it looks for the child's completion only
+    /// between steal attempts).
+    pub fn thief_patience(&self, w: &Worker) -> Patience {
+        if w.waiters.list.borrow().is_empty() {
+            THIEF_PATIENCE
+        } else {
+            Patience {
+                max_sleep: SLEEP_PERIOD_WITH_WAITERS,
+                ..THIEF_PATIENCE
+            }
+        }
     }
 
     /// Clears this rank's words (the start of a run, before its barrier).
@@ -487,6 +555,26 @@ mod tests {
                         assert!(b < ranks);
                         assert_eq!(owner.insert((b, d), r), None, "P={ranks} z={dims}: slot {d} of {b}");
                     }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_slots_owner_is_the_rank_whose_lifeline_ends_there() {
+        for ranks in [2, 3, 5, 16, 17, 64] {
+            for dims in [1, 2, default_dimensions(ranks)] {
+                for b in 0..ranks {
+                    let inc = incoming(b, ranks, dims);
+                    let mut seen = [false; MAX_LIFELINES];
+                    for &(d, r) in &inc {
+                        assert!(!std::mem::replace(&mut seen[d as usize], true), "P={ranks} z={dims}: slot {d} of {b}");
+                        assert!(graph(r, ranks, dims).contains(&(d, b)));
+                    }
+                    let total: usize = (0..ranks)
+                        .map(|r| graph(r, ranks, dims).iter().filter(|&&(_, x)| x == b).count())
+                        .sum();
+                    assert_eq!(inc.len(), total);
                 }
             }
         }

@@ -32,7 +32,7 @@
 //! # Cost
 //! Off (the default): one relaxed load per allocation, and an address
 //! comparison with constants per free. On: a size-class allocator under a
-//! lock (see DESIGN.md for the measured cost on the benchmarks).
+//! lock (see docs/design/addresses-and-arena.md for the measured cost on the benchmarks).
 //!
 //! The global allocator is installed by the `migration-checker` cargo
 //! feature (on by default); a program that needs its own global allocator

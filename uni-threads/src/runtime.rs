@@ -111,6 +111,7 @@ impl Runtime {
                 deque::MAX_CAPACITY
             )));
         }
+        check_settings_agree(gasnet, &config)?;
         let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
@@ -340,10 +341,32 @@ impl Runtime {
             .collect()
     }
 
-    /// Rank 0's `value`, on every rank (collective).
+    /// A collective's global-memory ordering: a release point before it
+    /// (this process's cached writes reach their home before any rank
+    /// learns of them through it) and an acquire point after (what other
+    /// ranks wrote before it is fetched anew). Global memory written on the
+    /// runtime's thread between runs needs it: no task's end releases it.
+    fn collective_fence<R>(&self, f: impl FnOnce() -> R) -> R {
+        let w = worker();
+        w.memory.release_point(w);
+        let r = f();
+        w.memory.acquire_point(w);
+        r
+    }
+
+    /// A barrier over all ranks (collective), ordering global memory as a
+    /// run's start and end do: every rank's writes before it are seen by
+    /// every rank after it.
+    pub fn barrier(&self) {
+        collective_outside_tasks("Runtime::barrier");
+        self.collective_fence(|| self.gasnet.barrier())
+    }
+
+    /// Rank 0's `value`, on every rank (collective; orders global memory as
+    /// [`Runtime::barrier`] does).
     pub fn broadcast(&self, value: u64) -> u64 {
         collective_outside_tasks("Runtime::broadcast");
-        collective::broadcast(self.gasnet, &worker().layout, &[value])[0]
+        self.collective_fence(|| collective::broadcast(self.gasnet, &worker().layout, &[value])[0])
     }
 
     /// Rank 0's `value` (which must be `Some` there), on every rank
@@ -360,18 +383,21 @@ impl Runtime {
         } else if self.gasnet.rank() == 0 {
             crate::fatal::fatal(format_args!("Runtime::broadcast_value: rank 0 has no value"));
         }
-        let got = collective::broadcast(self.gasnet, &worker().layout, &words);
+        let got = self.collective_fence(|| collective::broadcast(self.gasnet, &worker().layout, &words));
         // SAFETY: rank 0 wrote a T's bytes into these words.
         unsafe { std::ptr::read_unaligned(got.as_ptr().cast::<T>()) }
     }
 
-    /// Sums `value` over all ranks (collective); the sum on rank 0, 0 elsewhere.
+    /// Sums `value` over all ranks (collective; orders global memory as
+    /// [`Runtime::barrier`] does); the sum on rank 0, 0 elsewhere.
     pub fn sum_over_ranks(&self, value: u64) -> u64 {
         collective_outside_tasks("Runtime::sum_over_ranks");
-        collective::gather(self.gasnet, &worker().layout, &[value])
-            .iter()
-            .map(|w| w[0])
-            .sum()
+        self.collective_fence(|| {
+            collective::gather(self.gasnet, &worker().layout, &[value])
+                .iter()
+                .map(|w| w[0])
+                .sum()
+        })
     }
 
     /// How this build's remote fetch-and-adds travel on this job:
@@ -406,6 +432,8 @@ impl Runtime {
     /// barrier, once no rank needs this one's service any more.
     pub fn exit(&self, code: i32) -> ! {
         collective_outside_tasks("Runtime::exit");
+        let w = worker();
+        w.memory.release_point(w);
         if let Some(poller) = worker().poller.borrow_mut().take() {
             poller.stop();
         }
@@ -522,9 +550,9 @@ where
 /// How a polling thread waits: `UAT_POLLER` if set, else spin when this
 /// host has a core for every rank's worker and poller.
 pub(crate) fn poller_mode(gasnet: Gasnet, config: &Config) -> am_fad::poller::PollerMode {
-    match config.poller_yield {
-        Some(true) => am_fad::poller::PollerMode::Yield,
-        Some(false) => am_fad::poller::PollerMode::Spin,
+    match config.poller {
+        Some(crate::config::PollerWait::Yield) => am_fad::poller::PollerMode::Yield,
+        Some(crate::config::PollerWait::Spin) => am_fad::poller::PollerMode::Spin,
         None => am_fad::poller::default_mode(gasnet.host_ranks().len()),
     }
 }
@@ -577,13 +605,38 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
         return Err(StartError::Other(format!(
             "rank {} differs from rank 0 in {}: {:#x} here, {:#x} on rank 0. All ranks must run the same executable, \
              from the same file on every node, at the same addresses: uat re-executes each process once with address \
-             randomisation off (uat::addresses; check that UAT_FIX_ADDRESSES is not 0 and that personality(2) is allowed), \
+             randomisation off (uat::addresses; check that UAT_FIX_ADDRESSES is not off and that personality(2) is allowed), \
              or link the program non-PIE (-C link-arg=-no-pie)",
             gasnet.rank(),
             what[i],
             mine[i],
             theirs[i]
         )));
+    }
+    Ok(())
+}
+
+/// The settings every rank must share (`Config::SETTINGS`' `agree`) are
+/// rank 0's on every rank: a rank that differs ends the job naming the
+/// variable and both values. Runs before the arena is mapped (its layout
+/// comes from some of these settings), with a broadcast that needs none.
+fn check_settings_agree(gasnet: Gasnet, config: &Config) -> Result<(), StartError> {
+    const BYTES: usize = 4096;
+    let mine: Vec<(&str, String)> = config.agreement().into_iter().map(|(var, _, show)| (var, show)).collect();
+    let text: String = mine.iter().map(|(var, show)| format!("{var}={show}\n")).collect();
+    let mut buf = [0u8; BYTES];
+    let n = text.len().min(BYTES);
+    buf[..n].copy_from_slice(&text.as_bytes()[..n]);
+    gasnet.broadcast(0, &mut buf);
+    let root = String::from_utf8_lossy(&buf);
+    for ((var, show), line) in mine.iter().zip(root.lines()) {
+        let theirs = line.strip_prefix(var).and_then(|l| l.strip_prefix('=')).unwrap_or(line);
+        if theirs != show {
+            return Err(StartError::Other(format!(
+                "{var} must be the same on every rank: {var}={show} on rank {}, but {var}={theirs} on rank 0",
+                gasnet.rank()
+            )));
+        }
     }
     Ok(())
 }
@@ -636,7 +689,7 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
     format!(
         "uni-address threads: conduit={} fad={} ranks={ranks} arena={:#x}+{} \
          stack={} deque={} entries future_cells={} rdma_region={} guard={} \
-         steal_protocol={} poll_interval={} empty_check={} lifelines={} check_migration={} poller={}",
+         steal_protocol={} poll_interval={} empty_check={} lifelines={} check_migration={} poller={}\n  settings: {}",
         gasnet_sys::CONDUIT.name(),
         am_fad::MODE.name(),
         l.lo(),
@@ -660,5 +713,6 @@ pub fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
                 p.mode.name(),
                 p.core.map_or(String::new(), |c| format!("@core{c}"))
             )),
+        c.describe_settings(),
     )
 }

@@ -261,7 +261,7 @@ fn task_panicked() -> ! {
 /// they reach the cache). The compiler's own copy used a 16-byte load over
 /// two 8-byte stores of UTS's 24-byte result: on the Zen 4 dev VM a third
 /// of `do_spawn`'s samples, UTS 1.35-1.37 -> 1.32-1.34 of its `--seq`
-/// time (docs/design.md, "One rank on a Zen 4 VM").
+/// time (docs/results/2026-11-25-zen4-one-rank/).
 #[inline(always)]
 fn run_task_into<F: FnOnce() -> T, T: Copy>(f: F, out: &mut std::mem::MaybeUninit<T>) {
     if std::panic::catch_unwind(AssertUnwindSafe(|| {

@@ -152,6 +152,12 @@ stats! {
     quiescent_cycles: Sum Cycles,
     /// Steal attempts not made because the victim slept (a load told).
     steal_attempts_saved: Sum Count,
+    /// Steal attempts whose victim did not answer within the thief's
+    /// patience spin (lifelines on; [`crate::lifeline::THIEF_PATIENCE`]):
+    /// the thief slept between polls until it did.
+    unanswered_steal_waits: Sum Count,
+    /// Time those attempts spent asleep waiting for the answer.
+    unanswered_steal_wait_ns: Sum Nanos,
     /// Longest time from a waker's wake-up to the woken rank's leaving its
     /// sleep (waker on the same host).
     wake_latency_max_cycles: Max Cycles,

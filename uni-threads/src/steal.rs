@@ -36,8 +36,29 @@ pub fn try_steal() -> Option<Entry> {
 }
 
 /// One steal attempt from `victim` (not this rank). With lifelines on, a
-/// victim that sleeps is not asked where one load tells: it has no work.
+/// victim that sleeps is not asked where one load tells: it has no work,
+/// and the thief waits for a victim that does not answer at once (it
+/// computes without polling) asleep between polls
+/// ([`crate::lifeline::THIEF_PATIENCE`]), so that an idle rank is quiet
+/// whatever its victims do.
 pub fn try_steal_from(victim: u32) -> Option<Entry> {
+    let w = worker_in_task();
+    if !w.lifelines.on() {
+        return attempt(victim);
+    }
+    let before = gasnet_sys::wait::counts();
+    let entry = gasnet_sys::wait::patiently(w.lifelines.thief_patience(w), || attempt(victim));
+    let after = gasnet_sys::wait::counts();
+    if after.slept_waits != before.slept_waits {
+        w.run.counters.update(|c| {
+            c.unanswered_steal_waits += 1;
+            c.unanswered_steal_wait_ns += (after.slept - before.slept).as_nanos() as u64;
+        });
+    }
+    entry
+}
+
+fn attempt(victim: u32) -> Option<Entry> {
     let w = worker_in_task();
     let (g, me) = (w.gasnet, w.rank);
     let c = &w.run.counters;

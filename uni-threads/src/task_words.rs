@@ -20,7 +20,7 @@
 //! 4-byte loads with no barrier: no stack slot (as `black_box` costs), and
 //! nothing that has to treat a piece as an integer (an `asm!` operand
 //! would, and a piece may be padding). Measured on the 2-core dev VM
-//! (docs/design.md, "A small task travels in registers"): NQueens 15 at
+//! (docs/results/2026-11-24-dev2core-spawn-latency/, "A small task travels in registers"): NQueens 15 at
 //! one rank, over its `--seq` time, 1.39 by reference, 1.33 with pieces in
 //! order through `black_box`, 1.31 dealt in turn; 8-byte pieces 1.37.
 //!

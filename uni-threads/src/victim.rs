@@ -1,27 +1,24 @@
-//! Victim choice: xorshift64* per rank, seeded from the rank and the run's
-//! seed, so ranks do not all probe the same victims in the same order.
+//! Victim choice: the `rand` crate's small fast generator per rank,
+//! seeded from the run's seed and the rank, so ranks do not all probe the
+//! same victims in the same order (and `UAT_SEED` repeats a job's choices).
 
-/// A rank's sequence of victims.
-pub struct VictimRng(std::cell::Cell<u64>);
+use std::cell::RefCell;
+
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+
+/// A rank's sequence of victims (worker thread only).
+pub struct VictimRng(RefCell<SmallRng>);
 
 impl VictimRng {
     pub fn new(seed: u64, rank: u32) -> VictimRng {
-        // splitmix64 of (seed, rank): distinct, well-mixed, never zero.
-        let mut z = seed ^ (rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        VictimRng(std::cell::Cell::new((z ^ (z >> 31)) | 1))
+        let mixed = seed ^ (rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        VictimRng(RefCell::new(SmallRng::seed_from_u64(mixed)))
     }
 
-    /// A rank in `0..ranks` other than `me` (ranks ≥ 2).
+    /// A rank in `0..ranks` other than `me` (ranks ≥ 2), uniformly.
     pub fn pick(&self, me: u32, ranks: u32) -> u32 {
-        let mut x = self.0.get();
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0.set(x);
-        let r = (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % (ranks as u64 - 1);
-        let r = r as u32;
+        let r = self.0.borrow_mut().random_range(0..ranks - 1);
         if r >= me {
             r + 1
         } else {

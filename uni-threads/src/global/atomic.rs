@@ -2,6 +2,8 @@
 //! atomics (never through a checkout or the cache), in every fetch-and-add
 //! mode (`am_fad::global`).
 
+use std::sync::atomic::Ordering;
+
 use am_fad::AtomicOp;
 
 use super::heap;
@@ -9,9 +11,23 @@ use crate::arena::remote;
 use crate::worker::{worker_for_thread, Worker};
 
 /// A u64 in the global heap of one rank that every rank updates with
-/// atomic operations (a best-so-far bound, a counter). `Copy + Send +
-/// 'static`: pass it to tasks. Every operation is atomic with respect to
-/// the others and orders the caller's other accesses (acquire-release).
+/// atomic operations (a best-so-far bound, a counter, a flag). `Copy + Send
+/// + 'static`: pass it to tasks. Every operation is atomic with respect to
+/// the others and takes an [`Ordering`] as `std::sync::atomic` does, which
+/// orders it against the caller's accesses to *global memory*:
+///
+/// - `Release` (and `AcqRel`, `SeqCst`): this process's dirty cached bytes
+///   are written back (complete at their home) before the operation;
+/// - `Acquire` (and `AcqRel`, `SeqCst`): this process's cached blocks are
+///   forgotten after it, so later checkouts fetch what releases before it
+///   wrote (a checkout active across the operation keeps its view);
+/// - `Relaxed`: the operation alone, at no cost beyond it.
+///
+/// So `data.set(i, v); flag.swap(1, Release)` on one rank and
+/// `while flag.load(Acquire) == 0 {}; data.get(i)` on another reads `v`,
+/// across the network too. Where memory is shared (every rank of a
+/// shared-memory neighbourhood) checkouts are the memory itself and the
+/// operation's own fences order them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GlobalAtomicU64 {
     rank: u32,
@@ -34,20 +50,45 @@ impl GlobalAtomicU64 {
             .apply(self.rank, remote(w.gasnet, self.rank, self.addr), op, a, b)
     }
 
-    fn with(&self, what: &'static str, op: AtomicOp, a: u64, b: u64) -> u64 {
+    /// The operation with `before`'s release and `after`'s acquire.
+    fn ordered(&self, what: &'static str, before: Ordering, after: Ordering, op: AtomicOp, a: u64, b: u64) -> u64 {
         let w = worker_for_thread(what);
-        self.op(w, op, a, b)
+        if matches!(before, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst) {
+            w.memory.release_point(w);
+        }
+        let old = self.op(w, op, a, b);
+        if matches!(after, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst) {
+            w.memory.acquire_point(w);
+        }
+        old
+    }
+
+    fn rmw(&self, what: &'static str, order: Ordering, op: AtomicOp, a: u64, b: u64) -> u64 {
+        self.ordered(what, order, order, op, a, b)
     }
 
     /// Adds `value` (wrapping); returns the old value.
-    pub fn fetch_add(&self, value: u64) -> u64 {
-        self.with("GlobalAtomicU64::fetch_add", AtomicOp::FetchAdd, value, 0)
+    pub fn fetch_add(&self, value: u64, order: Ordering) -> u64 {
+        self.rmw("GlobalAtomicU64::fetch_add", order, AtomicOp::FetchAdd, value, 0)
     }
 
     /// Stores `new` if the word holds `current`: `Ok(current)` then, else
-    /// `Err(what it holds)`.
-    pub fn compare_exchange(&self, current: u64, new: u64) -> Result<u64, u64> {
-        let old = self.with("GlobalAtomicU64::compare_exchange", AtomicOp::CompareSwap, current, new);
+    /// `Err(what it holds)`. `success` orders a store that happened,
+    /// `failure` a load that did not store (it cannot release, as in std).
+    pub fn compare_exchange(&self, current: u64, new: u64, success: Ordering, failure: Ordering) -> Result<u64, u64> {
+        assert!(
+            !matches!(failure, Ordering::Release | Ordering::AcqRel),
+            "GlobalAtomicU64::compare_exchange: a failure ordering cannot release (Release, AcqRel)"
+        );
+        let w = worker_for_thread("GlobalAtomicU64::compare_exchange");
+        if matches!(success, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst) {
+            w.memory.release_point(w);
+        }
+        let old = self.op(w, AtomicOp::CompareSwap, current, new);
+        let after = if old == current { success } else { failure };
+        if matches!(after, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst) {
+            w.memory.acquire_point(w);
+        }
         if old == current {
             Ok(old)
         } else {
@@ -56,22 +97,28 @@ impl GlobalAtomicU64 {
     }
 
     /// Keeps the smaller of the word and `value`; returns the old value.
-    pub fn fetch_min(&self, value: u64) -> u64 {
-        self.with("GlobalAtomicU64::fetch_min", AtomicOp::FetchMin, value, 0)
+    pub fn fetch_min(&self, value: u64, order: Ordering) -> u64 {
+        self.rmw("GlobalAtomicU64::fetch_min", order, AtomicOp::FetchMin, value, 0)
     }
 
     /// Keeps the larger of the word and `value`; returns the old value.
-    pub fn fetch_max(&self, value: u64) -> u64 {
-        self.with("GlobalAtomicU64::fetch_max", AtomicOp::FetchMax, value, 0)
+    pub fn fetch_max(&self, value: u64, order: Ordering) -> u64 {
+        self.rmw("GlobalAtomicU64::fetch_max", order, AtomicOp::FetchMax, value, 0)
     }
 
-    pub fn load(&self) -> u64 {
-        self.with("GlobalAtomicU64::load", AtomicOp::Load, 0, 0)
+    /// The word's value (`Relaxed`, `Acquire` or `SeqCst`: a load cannot
+    /// release, as in std).
+    pub fn load(&self, order: Ordering) -> u64 {
+        assert!(
+            !matches!(order, Ordering::Release | Ordering::AcqRel),
+            "GlobalAtomicU64::load: a load cannot release (Release, AcqRel)"
+        );
+        self.ordered("GlobalAtomicU64::load", Ordering::Relaxed, order, AtomicOp::Load, 0, 0)
     }
 
     /// Stores `value`; returns the old value.
-    pub fn swap(&self, value: u64) -> u64 {
-        self.with("GlobalAtomicU64::swap", AtomicOp::Store, value, 0)
+    pub fn swap(&self, value: u64, order: Ordering) -> u64 {
+        self.rmw("GlobalAtomicU64::swap", order, AtomicOp::Store, value, 0)
     }
 
     /// Frees the word (once).

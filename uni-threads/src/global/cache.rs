@@ -296,17 +296,25 @@ impl Cache {
         }
     }
 
-    /// Drops the blocks overlapping `[addr, addr + len)` of `rank` after
-    /// writing back their dirty bytes (memory being allocated or freed).
-    pub fn drop_range(&mut self, w: &Worker, rank: u32, addr: usize, len: usize) {
+    /// Drops this process's copies of `[addr, addr + len)` of `rank`
+    /// (memory being allocated or freed): a block no checkout holds is
+    /// written back and forgotten; in a block a checkout still pins (it
+    /// covers other bytes of the block) the range's dirty bits are cleared,
+    /// so freed bytes are never written back over a later allocation, and
+    /// for a new allocation (`zeroed`: its home was just zeroed) its cached
+    /// bytes are zeroed too, so the checkout's neighbour reads 0, not the
+    /// previous owner's bytes.
+    pub fn drop_range(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if len == 0 || self.blocks.is_empty() {
             return;
         }
         let (first, last) = self.block_span(addr, len);
         let mut written = 0;
         for b in first..=last {
-            if self.blocks.get(&(rank, b)).is_some_and(|x| x.pins == 0) {
-                written += self.write_back(w, (rank, b));
+            match self.blocks.get(&(rank, b)).map(|x| x.pins) {
+                Some(0) => written += self.write_back(w, (rank, b)),
+                Some(_) => self.scrub_pinned(rank, b, addr, len, zeroed),
+                None => {}
             }
         }
         w.gasnet.wait_nbi();
@@ -314,6 +322,30 @@ impl Cache {
         for b in first..=last {
             if self.blocks.get(&(rank, b)).is_some_and(|x| x.pins == 0) {
                 self.forget((rank, b));
+            }
+        }
+    }
+
+    /// The part of `[addr, addr + len)` in pinned block `b` of `rank`:
+    /// clean, and zero when `zeroed`. No reference covers those bytes: the
+    /// checkout that pins the block covers others (overlapping checkouts are
+    /// refused, and so is freeing memory inside a checkout of it).
+    fn scrub_pinned(&mut self, rank: u32, b: usize, addr: usize, len: usize, zeroed: bool) {
+        let blo = self.heap_lo + b * self.block;
+        let from = addr.max(blo) - blo;
+        let to = (addr + len).min(blo + self.block) - blo;
+        if zeroed {
+            let at = self.mirror_addr(rank, blo + from);
+            // SAFETY: bytes of a block held in the mirror that no reference
+            // covers (above).
+            unsafe { std::ptr::write_bytes(at as *mut u8, 0, to - from) };
+        }
+        let block = self.blocks.get_mut(&(rank, b)).expect("present");
+        if let Some(bits) = block.dirty.as_mut() {
+            clear_bits(bits, from, to);
+            if bits.iter().all(|&x| x == 0) {
+                block.dirty = None;
+                self.dirty -= 1;
             }
         }
     }
@@ -358,12 +390,22 @@ impl Cache {
 
 /// Sets bits `[from, to)`.
 fn set_bits(bits: &mut [u64], from: usize, to: usize) {
+    for_bit_words(from, to, |word, mask| bits[word] |= mask);
+}
+
+/// Clears the bits `[from, to)`.
+fn clear_bits(bits: &mut [u64], from: usize, to: usize) {
+    for_bit_words(from, to, |word, mask| bits[word] &= !mask);
+}
+
+/// `f(word, mask)` for each word of the bits `[from, to)`.
+fn for_bit_words(from: usize, to: usize, mut f: impl FnMut(usize, u64)) {
     let mut i = from;
     while i < to {
         let (word, bit) = (i / 64, i % 64);
         let n = (64 - bit).min(to - i);
         let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
-        bits[word] |= mask;
+        f(word, mask);
         i += n;
     }
 }
@@ -402,5 +444,9 @@ mod tests {
         set_bits(&mut all, 0, 128);
         assert_eq!(all, vec![u64::MAX; 2]);
         assert_eq!(runs(&all, 128), vec![(0, 128)]);
+        clear_bits(&mut all, 1, 127);
+        assert_eq!(runs(&all, 128), vec![(0, 1), (127, 128)]);
+        clear_bits(&mut bits, 0, 256);
+        assert!(bits.iter().all(|&b| b == 0));
     }
 }

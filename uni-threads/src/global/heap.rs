@@ -96,6 +96,8 @@ static LOCAL_LO: AtomicUsize = AtomicUsize::new(0);
 static LOCAL_HI: AtomicUsize = AtomicUsize::new(0);
 /// GLOBAL_FREE messages refused by this rank.
 static REFUSED: AtomicU64 = AtomicU64::new(0);
+/// Their reports (the first few in full).
+static REFUSALS: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("GLOBAL_FREE messages");
 /// The heap, for the handler (a `&'static` of the installed worker's).
 static HEAP: std::sync::OnceLock<&'static LocalHeap> = std::sync::OnceLock::new();
 
@@ -145,7 +147,9 @@ impl LocalHeap {
     /// says why it is not a live block of this zone.
     fn release(&self, data: usize) -> Result<(), &'static str> {
         let (lo, hi) = self.zones.local;
-        if data < lo + HEADER || data >= hi || !data.is_multiple_of(HEADER) {
+        // `data == hi` is the block of an empty allocation in the zone's last
+        // header: a live block like any other.
+        if data < lo + HEADER || data > hi || !data.is_multiple_of(HEADER) {
             return Err("not a block of this rank's global heap");
         }
         let start = data - HEADER;
@@ -290,6 +294,18 @@ pub fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
     }
 }
 
+/// Test support (the fuzzer): whether `data` is the data address of a live
+/// block of `rank`'s local zone (its header word says so; the zone's end
+/// included: an empty allocation in its last header).
+pub fn is_live(w: &Worker, rank: u32, data: usize) -> bool {
+    let (lo, hi) = w.memory.heap.zones().local;
+    if data < lo + HEADER || data > hi || !data.is_multiple_of(8) {
+        return false;
+    }
+    let header = remote(w.gasnet, rank, data - HEADER);
+    w.memory.atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+}
+
 extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
     let data = join_u64(lo, hi) as usize;
     let result = match HEAP.get() {
@@ -298,8 +314,8 @@ extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
     };
     if let Err(why) = result {
         REFUSED.fetch_add(1, Ordering::Relaxed);
-        gasnet_sys::report(format_args!(
-            "warning: refused a GLOBAL_FREE from rank {} for {data:#x}: {why}",
+        REFUSALS.refuse(format_args!(
+            "refused a GLOBAL_FREE from rank {} for {data:#x}: {why}",
             token.source()
         ));
     }
@@ -339,5 +355,19 @@ mod tests {
         assert!(h.alloc((1 << 20) - HEADER).is_some());
         assert!(h.alloc(1).is_none());
         assert_eq!(h.release(12345), Err("not a block of this rank's global heap"));
+    }
+
+    #[test]
+    fn an_empty_allocation_in_the_zones_last_header_can_be_freed() {
+        let h = LocalHeap::new(zones());
+        let (lo, hi) = zones().local;
+        let all_but_one_header = h.alloc(hi - lo - 2 * HEADER).unwrap();
+        let empty = h.alloc(0).unwrap();
+        assert_eq!(empty, hi, "its data address is the zone's end");
+        assert!(h.alloc(0).is_none());
+        h.release(empty).unwrap();
+        h.release(all_but_one_header).unwrap();
+        assert_eq!(h.release(hi + HEADER), Err("not a block of this rank's global heap"));
+        assert_eq!(h.free_bytes(), hi - lo);
     }
 }

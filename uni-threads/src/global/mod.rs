@@ -239,10 +239,47 @@ impl Memory {
     }
 
     /// Drops this process's cached copies of `[addr, addr + len)` on `rank`
-    /// (memory just allocated or about to be freed).
-    fn forget_range(&self, w: &Worker, rank: u32, addr: usize, len: usize) {
+    /// (memory just allocated, `zeroed` at its home, or about to be freed;
+    /// see `Cache::drop_range`).
+    fn forget_range(&self, w: &Worker, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if Self::mapped(w, rank, addr).is_none() {
-            self.cache.borrow_mut().drop_range(w, rank, addr, len);
+            self.cache.borrow_mut().drop_range(w, rank, addr, len, zeroed);
+            self.update_mark(w);
+        }
+    }
+
+    /// Ends the job if `[lo, hi)` of `rank`'s heap, about to be freed, is
+    /// inside a checkout active on this thread: the checkout's `&[T]` or
+    /// `&mut [T]` would outlive its memory, which the next allocation hands
+    /// out again (and zeroes).
+    fn refuse_free_in_checkout(&self, what: &str, rank: u32, lo: usize, hi: usize) {
+        for b in self.active.borrow().iter() {
+            if b.rank == rank && b.lo < hi && lo < b.hi {
+                crate::fatal::fatal(format_args!(
+                    "{what} inside a checkout of the same memory ({} bytes of rank {rank} at {:#x} are checked out): \
+                     the checkout's reference would outlive the memory. Rule: end the checkout \
+                     (GlobalSlice::read/update/write) before freeing what it covers",
+                    b.hi - b.lo,
+                    b.lo
+                ));
+            }
+        }
+    }
+
+    /// A release point outside any checkout (a collective, an atomic with
+    /// a release ordering): dirty bytes are written back.
+    pub fn release_point(&self, w: &Worker) {
+        self.release(w);
+    }
+
+    /// An acquire point where a checkout may be active (an atomic with an
+    /// acquire ordering inside one): the blocks no checkout holds are
+    /// written back and forgotten (a checkout's own view stays as it was
+    /// when it began).
+    pub fn acquire_point(&self, w: &Worker) {
+        if self.cache.borrow().holds_blocks() {
+            self.cache.borrow_mut().acquire(w);
+            self.update_mark(w);
         }
     }
 

@@ -133,12 +133,15 @@ impl<T: Pod> GlobalSlice<T> {
         static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
         for (rank, addr, _, n) in self.pieces(w.ranks) {
             let len = n * std::mem::size_of::<T>();
-            w.memory.forget_range(w, rank, addr, len);
             match Memory::mapped(w, rank, addr) {
                 // SAFETY: a fresh block of the heap (mapped here), which no
                 // one else knows yet.
                 Some(p) => unsafe { std::ptr::write_bytes(p as *mut u8, 0, len) },
                 None => {
+                    // Cached copies of the range (a previous allocation's
+                    // bytes) are dropped, or zeroed where a checkout pins
+                    // their block.
+                    w.memory.forget_range(w, rank, addr, len, true);
                     for at in (0..len).step_by(ZEROS.len()) {
                         let n = ZEROS.len().min(len - at);
                         w.gasnet.put(rank, remote(w.gasnet, rank, addr + at), &ZEROS[..n]);
@@ -159,7 +162,9 @@ impl<T: Pod> GlobalSlice<T> {
             ));
         }
         for (rank, addr, _, n) in self.pieces(w.ranks) {
-            w.memory.forget_range(w, rank, addr, n * std::mem::size_of::<T>());
+            let len = n * std::mem::size_of::<T>();
+            w.memory.refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
+            w.memory.forget_range(w, rank, addr, len, false);
         }
         let symmetric = self.base >= w.memory.heap.zones().symmetric.0;
         let rank = if self.place & BLOCK_FLAG != 0 {
@@ -182,15 +187,20 @@ impl<T: Pod> GlobalSlice<T> {
     /// A part of this slice (`range` of its elements). Panics when out of
     /// bounds.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> GlobalSlice<T> {
+        // Checked: `..=usize::MAX` and `(Excluded(usize::MAX), _)` name a
+        // bound past usize::MAX, which must panic, not wrap.
         let lo = match range.start_bound() {
-            Bound::Included(&x) => x,
-            Bound::Excluded(&x) => x + 1,
-            Bound::Unbounded => 0,
+            Bound::Included(&x) => Some(x),
+            Bound::Excluded(&x) => x.checked_add(1),
+            Bound::Unbounded => Some(0),
         };
         let hi = match range.end_bound() {
-            Bound::Included(&x) => x + 1,
-            Bound::Excluded(&x) => x,
-            Bound::Unbounded => self.len,
+            Bound::Included(&x) => x.checked_add(1),
+            Bound::Excluded(&x) => Some(x),
+            Bound::Unbounded => Some(self.len),
+        };
+        let (Some(lo), Some(hi)) = (lo, hi) else {
+            panic!("a range bound past usize::MAX, out of a global slice of {}", self.len);
         };
         assert!(
             lo <= hi && hi <= self.len,
@@ -503,7 +513,33 @@ fn partition_point_wide<T>(s: &[T], mut pred: impl FnMut(&T) -> bool) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::partition_point_wide;
+    use std::ops::Bound::{Excluded, Included, Unbounded};
+
+    use super::{partition_point_wide, GlobalSlice, PhantomData};
+
+    #[test]
+    fn ranges_past_usize_max_panic_instead_of_wrapping() {
+        // Range arithmetic needs no runtime: a slice value is enough.
+        let s = GlobalSlice::<u64> {
+            base: 1 << 20,
+            place: 0,
+            start: 0,
+            len: 10,
+            total: 10,
+            _t: PhantomData,
+        };
+        assert_eq!(s.slice(2..=4).len(), 3);
+        assert_eq!(s.slice((Excluded(2), Unbounded)).len(), 7);
+        assert_eq!(s.slice((Excluded(9), Included(9))).len(), 0);
+        for bad in [
+            std::panic::catch_unwind(|| s.slice(..=usize::MAX)),
+            std::panic::catch_unwind(|| s.slice((Excluded(usize::MAX), Unbounded))),
+            std::panic::catch_unwind(|| s.slice(3..11)),
+            std::panic::catch_unwind(|| s.slice((Excluded(5), Excluded(5)))),
+        ] {
+            assert!(bad.is_err());
+        }
+    }
 
     #[test]
     fn the_wide_search_agrees_with_the_binary_one() {

@@ -1,0 +1,137 @@
+//! Global memory's coherence at its edges (also the tests' program), on 2
+//! ranks where rank 1's memory is across the network (udp `--real-udp`, mpi
+//! without shared memory) and on smp, where every answer must hold
+//! trivially. Prints one JSON line; exit 1 if a look saw the wrong value.
+//!
+//! - `fresh_zeroed`: a new allocation reads 0 even where a checkout of its
+//!   neighbour pins the cache block that held a freed allocation's bytes;
+//! - `flag_data`: `data.set(0, 42); flag.swap(1, Release)` on one rank,
+//!   `while flag.load(Acquire) == 0 {}; data.get(0)` on the other (which
+//!   had cached `data`) reads 42;
+//! - `between_runs`: a write on the runtime's thread between runs reaches
+//!   its home by the next collective, and a rank that cached the old bytes
+//!   sees the new ones after it.
+//!
+//! `--misuse free-in-checkout` frees a slice inside a checkout of it: the
+//! job must end with a message.
+//!
+//!     scripts/run.sh --real-udp -n 2 -- target/udp-native/release/examples/global_coherence
+
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+
+use uat::global::{GlobalAtomicU64, GlobalSlice};
+
+#[derive(clap::Parser, Debug)]
+#[command(name = "global_coherence")]
+struct Options {
+    /// Misuse to commit (the job must end with a message).
+    #[arg(long, value_parser = ["free-in-checkout"])]
+    misuse: Option<String>,
+    /// The flag/data check with Relaxed orderings (the stale read it then
+    /// may show is reported, not failed).
+    #[arg(long)]
+    relaxed: bool,
+}
+
+/// A freed allocation's bytes (7) stay at its home; a new neighbour `a` is
+/// checked out (its cache block, holding those bytes, pinned) while `b` is
+/// allocated where the freed one was: `b` must read 0.
+fn fresh_zeroed(home: u32) -> u64 {
+    let f = GlobalSlice::<u64>::alloc_on(home, 64);
+    f.write(|x| x.fill(7));
+    f.free();
+    let a = GlobalSlice::<u64>::alloc_on(home, 1);
+    let (b, seen) = a.read(|_| {
+        let b = GlobalSlice::<u64>::alloc_on(home, 1);
+        (b, b.get(0))
+    });
+    b.free();
+    a.free();
+    seen
+}
+
+/// The flag/data pattern between two tasks on two ranks: returns what the
+/// reader saw before and after the flag, and the rank it ran on.
+fn flag_data(relaxed: bool) -> (u64, u64, u32) {
+    let (release, acquire) = if relaxed { (Relaxed, Relaxed) } else { (Release, Acquire) };
+    let data = GlobalSlice::<u64>::alloc_on(0, 1);
+    let flag = GlobalAtomicU64::new(0);
+    let ready = GlobalAtomicU64::new(0);
+    let writer = uat::spawn(move || {
+        // Runs here while the continuation (the reader) moves to another
+        // rank; writes once the reader has cached `data`.
+        uat::wait_until_parent_stolen();
+        while ready.load(Acquire) == 0 {
+            uat::poll_point();
+        }
+        data.set(0, 42);
+        flag.swap(1, release);
+        0u8
+    });
+    let reader_rank = uat::current_rank();
+    let before = data.get(0);
+    ready.swap(1, Release);
+    while flag.load(acquire) == 0 {
+        uat::poll_point();
+    }
+    let after = data.get(0);
+    writer.join();
+    flag.free();
+    ready.free();
+    data.free();
+    (before, after, reader_rank)
+}
+
+fn main() {
+    let (gasnet, opt) = uat::cli::start::<Options>("global_coherence");
+    let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
+    // SAFETY: the tasks keep only global slices, atomics and numbers across
+    // spawn and join; checkouts end before them.
+    let rt = unsafe { uat::Runtime::start(gasnet, config) }.unwrap_or_else(|e| gasnet.fail(e));
+    let (me, last) = (gasnet.rank(), gasnet.size() - 1);
+    if opt.misuse.is_some() {
+        rt.run(|| {
+            let s = GlobalSlice::<u64>::alloc(8);
+            s.write(|x| x.fill(3));
+            s.read(|x| {
+                s.free();
+                x[0]
+            })
+        });
+        gasnet.fail("free inside a checkout was not refused");
+    }
+    let zeroed = rt.run(move || fresh_zeroed(last));
+    let relaxed = opt.relaxed;
+    let (before, after, reader_rank) = rt.broadcast_value(rt.run(move || flag_data(relaxed)));
+    // Between runs, on the runtime's thread: rank 0 writes the last rank's
+    // memory (cached across the network); the home then reads it after a
+    // collective, writes it again, and rank 0 must see that after another.
+    let s = rt.broadcast_value(rt.run(move || GlobalSlice::<u64>::alloc_on(last, 512)));
+    if me == 0 {
+        s.write(|x| x.fill(5));
+    }
+    rt.barrier();
+    let mut looks = 0;
+    if me == last {
+        looks += u64::from(s.read(|x| x.iter().all(|&v| v == 5)));
+        s.write(|x| x.fill(6));
+    }
+    rt.barrier();
+    if me == 0 {
+        looks += u64::from(s.read(|x| x.iter().all(|&v| v == 6)));
+    }
+    let between = rt.sum_over_ranks(looks);
+    rt.run(move || s.free());
+    let mut ok = true;
+    if me == 0 {
+        let zeroed = zeroed.unwrap_or(u64::MAX);
+        println!(
+            "{{\"ranks\":{},\"fresh_zeroed\":{zeroed},\"flag_data\":{{\"before\":{before},\"after\":{after},\
+             \"reader_rank\":{reader_rank},\"relaxed\":{relaxed}}},\"between_runs_looks\":{between}}}",
+            gasnet.size()
+        );
+        ok = zeroed == 0 && (relaxed || after == 42) && between == 2;
+    }
+    let ok = rt.broadcast(u64::from(ok)) == 1;
+    rt.exit(i32::from(!ok))
+}

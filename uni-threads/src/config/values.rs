@@ -1,0 +1,358 @@
+//! The types of the settings' values, their parsers and how each prints
+//! (the table in [`super`] names which setting takes which).
+
+use std::fmt;
+
+/// A fault injected into the global-memory cache (tests only).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheFault {
+    #[default]
+    None,
+    /// Release points write nothing back.
+    NoWriteBack,
+    /// Acquire points forget nothing.
+    NoInvalidate,
+}
+
+/// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`; the same on
+/// every rank). The deque module states both protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealProtocol {
+    /// Private/shared split, claims by one fetch-and-add (the default).
+    Split,
+    /// The IPSJ 2016 paper's THE protocol with a remote lock.
+    Paper,
+}
+
+impl StealProtocol {
+    /// The name in `UAT_STEAL_PROTOCOL`, `--steal-protocol` and the JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            StealProtocol::Split => "split",
+            StealProtocol::Paper => "paper",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<StealProtocol> {
+        match text {
+            "split" => Some(StealProtocol::Split),
+            "paper" => Some(StealProtocol::Paper),
+            _ => None,
+        }
+    }
+}
+
+/// Where pollers are pinned (`UAT_POLLER_CORE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PollerCores {
+    /// The i-th rank of a host pins its poller to core `first + i`.
+    From(usize),
+    /// The i-th rank of a host pins its poller to the i-th core listed.
+    List(Vec<usize>),
+}
+
+impl PollerCores {
+    pub(crate) fn parse(text: &str) -> Option<PollerCores> {
+        let t = text.trim();
+        if t.contains(',') {
+            let cores: Option<Vec<usize>> = t.split(',').map(|c| c.trim().parse().ok()).collect();
+            cores.filter(|c| !c.is_empty()).map(PollerCores::List)
+        } else {
+            t.parse().ok().map(PollerCores::From)
+        }
+    }
+
+    /// The core of the `index`-th rank of a host of `ranks_on_host`, or why
+    /// there is none.
+    pub fn core_for(&self, index: usize, ranks_on_host: usize) -> Result<usize, String> {
+        match self {
+            PollerCores::From(first) => first
+                .checked_add(index)
+                .ok_or_else(|| format!("UAT_POLLER_CORE={first}: core number overflows")),
+            PollerCores::List(cores) => cores.get(index).copied().ok_or_else(|| {
+                format!(
+                    "UAT_POLLER_CORE lists {} core(s) but this host runs {ranks_on_host} ranks: give one per rank",
+                    cores.len()
+                )
+            }),
+        }
+    }
+}
+
+/// A size as a person wrote it: "256K", "64M", "1G", or bytes — the form
+/// the `UAT_*` settings accept, so a suggestion can be pasted back.
+pub fn fmt_size(bytes: usize) -> String {
+    for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
+
+/// A bad value in an environment variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Parses "64M", "1G", "4096", "512K".
+pub fn parse_size(text: &str) -> Option<usize> {
+    let t = text.trim();
+    let (digits, shift) = match t.as_bytes().last()? {
+        b'K' | b'k' => (&t[..t.len() - 1], 10),
+        b'M' | b'm' => (&t[..t.len() - 1], 20),
+        b'G' | b'g' => (&t[..t.len() - 1], 30),
+        _ => (t, 0),
+    };
+    digits.parse::<usize>().ok()?.checked_mul(1usize << shift)
+}
+
+
+/// A setting's value type: how the environment's text becomes one (the
+/// variable is named in every refusal), how it prints at start-up and in
+/// the README's table, and a word that two ranks' values can be compared by.
+pub trait SettingValue: Sized {
+    /// Parses `text`, the value of the variable `var`.
+    fn parse(var: &str, text: &str) -> Result<Self, ConfigError>;
+    /// As a person would write it back into the variable.
+    fn show(&self) -> String;
+    /// A word equal for equal values (the start-up agreement check).
+    fn word(&self) -> u64;
+}
+
+/// The one boolean syntax of every on/off setting.
+pub const BOOL_SYNTAX: &str = "on|off|1|0|true|false";
+
+/// Parses a boolean setting: `on`, `1`, `true` or `off`, `0`, `false`;
+/// anything else is refused naming the variable.
+pub fn parse_bool(var: &str, text: &str) -> Result<bool, ConfigError> {
+    match text {
+        "on" | "1" | "true" => Ok(true),
+        "off" | "0" | "false" => Ok(false),
+        _ => Err(ConfigError(format!("{var}={text}: expected {}", BOOL_SYNTAX.replace('|', ", ")))),
+    }
+}
+
+impl SettingValue for bool {
+    fn parse(var: &str, text: &str) -> Result<bool, ConfigError> {
+        parse_bool(var, text)
+    }
+    fn show(&self) -> String {
+        if *self { "on" } else { "off" }.into()
+    }
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+impl SettingValue for usize {
+    fn parse(var: &str, text: &str) -> Result<usize, ConfigError> {
+        parse_size(text).ok_or_else(|| ConfigError(format!("{var}={text}: expected a size such as 64M, 1G or 65536")))
+    }
+    fn show(&self) -> String {
+        fmt_size(*self)
+    }
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+impl SettingValue for u32 {
+    fn parse(var: &str, text: &str) -> Result<u32, ConfigError> {
+        text.trim()
+            .parse()
+            .map_err(|_| ConfigError(format!("{var}={text}: expected a whole number (0 to {})", u32::MAX)))
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+impl SettingValue for u64 {
+    fn parse(var: &str, text: &str) -> Result<u64, ConfigError> {
+        text.trim()
+            .parse()
+            .map_err(|_| ConfigError(format!("{var}={text}: expected a whole number (0 to {})", u64::MAX)))
+    }
+    fn show(&self) -> String {
+        self.to_string()
+    }
+    fn word(&self) -> u64 {
+        *self
+    }
+}
+
+/// A setting whose default is decided at start-up (None): set, it holds a
+/// value; unset, it shows as `auto`.
+impl<T: SettingValue> SettingValue for Option<T> {
+    fn parse(var: &str, text: &str) -> Result<Option<T>, ConfigError> {
+        T::parse(var, text).map(Some)
+    }
+    fn show(&self) -> String {
+        self.as_ref().map_or_else(|| "auto".into(), T::show)
+    }
+    fn word(&self) -> u64 {
+        self.as_ref().map_or(u64::MAX, |v| v.word())
+    }
+}
+
+/// At least `min` (a size or count).
+pub fn at_least<T: PartialOrd + Copy + SettingValue>(value: &T, min: T) -> Result<(), String> {
+    if *value < min {
+        Err(format!("must be at least {}", min.show()))
+    } else {
+        Ok(())
+    }
+}
+
+
+impl SettingValue for StealProtocol {
+    fn parse(var: &str, text: &str) -> Result<StealProtocol, ConfigError> {
+        StealProtocol::parse(text).ok_or_else(|| {
+            ConfigError(format!(
+                "{var}={text}: expected split (the default: private/shared deque, claims by one \
+                 fetch-and-add) or paper (IPSJ 2016: THE with a remote lock)"
+            ))
+        })
+    }
+    fn show(&self) -> String {
+        self.name().into()
+    }
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+/// `UAT_POLLER=spin|yield`: whether the poller yields.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollerWait {
+    /// Spin (a core of its own).
+    Spin,
+    /// Yield between polls (sharing a core).
+    Yield,
+}
+
+impl SettingValue for PollerWait {
+    fn parse(var: &str, text: &str) -> Result<PollerWait, ConfigError> {
+        match text {
+            "spin" => Ok(PollerWait::Spin),
+            "yield" => Ok(PollerWait::Yield),
+            _ => Err(ConfigError(format!("{var}={text}: expected spin or yield"))),
+        }
+    }
+    fn show(&self) -> String {
+        match self {
+            PollerWait::Spin => "spin",
+            PollerWait::Yield => "yield",
+        }
+        .into()
+    }
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+impl SettingValue for PollerCores {
+    fn parse(var: &str, text: &str) -> Result<PollerCores, ConfigError> {
+        PollerCores::parse(text).ok_or_else(|| {
+            ConfigError(format!(
+                "{var}={text}: expected a first core B (the i-th rank of a host pins its poller to \
+                 core B+i) or a list of cores c0,c1,... (one per rank of a host)"
+            ))
+        })
+    }
+    fn show(&self) -> String {
+        match self {
+            PollerCores::From(b) => b.to_string(),
+            PollerCores::List(l) => l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
+        }
+    }
+    fn word(&self) -> u64 {
+        match self {
+            PollerCores::From(b) => *b as u64,
+            PollerCores::List(l) => l.iter().fold(1u64, |h, &c| h.wrapping_mul(1_000_003).wrapping_add(c as u64)),
+        }
+    }
+}
+
+impl SettingValue for CacheFault {
+    fn parse(var: &str, text: &str) -> Result<CacheFault, ConfigError> {
+        match text {
+            "" | "none" => Ok(CacheFault::None),
+            "no-write-back" => Ok(CacheFault::NoWriteBack),
+            "no-invalidate" => Ok(CacheFault::NoInvalidate),
+            _ => Err(ConfigError(format!(
+                "{var}={text}: expected none, no-write-back or no-invalidate (tests only)"
+            ))),
+        }
+    }
+    fn show(&self) -> String {
+        match self {
+            CacheFault::None => "none",
+            CacheFault::NoWriteBack => "no-write-back",
+            CacheFault::NoInvalidate => "no-invalidate",
+        }
+        .into()
+    }
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("512K"), Some(512 << 10));
+        assert_eq!(parse_size("64M"), Some(64 << 20));
+        assert_eq!(parse_size("2g"), Some(2 << 30));
+        assert_eq!(parse_size("lots"), None);
+        assert_eq!(parse_size(""), None);
+        assert_eq!(parse_size("99999999999999999999G"), None);
+    }
+
+    #[test]
+    fn sizes_print_as_they_are_written() {
+        assert_eq!(fmt_size(256 << 10), "256K");
+        assert_eq!(fmt_size(64 << 20), "64M");
+        assert_eq!(fmt_size(3 << 30), "3G");
+        assert_eq!(fmt_size(1000), "1000");
+        assert_eq!(parse_size(&fmt_size(1536 << 10)), Some(1536 << 10));
+    }
+
+    #[test]
+    fn booleans_have_one_syntax_and_refusals_name_the_variable() {
+        for (t, v) in [("on", true), ("1", true), ("true", true), ("off", false), ("0", false), ("false", false)] {
+            assert_eq!(parse_bool("UAT_X", t), Ok(v));
+        }
+        for t in ["", "yes", "no", "ON", "2", " on"] {
+            let e = parse_bool("UAT_X", t).unwrap_err();
+            assert!(e.0.starts_with(&format!("UAT_X={t}:")), "{e}");
+        }
+    }
+
+    #[test]
+    fn poller_cores_are_per_rank() {
+        let from = PollerCores::parse("4").unwrap();
+        assert_eq!(from.core_for(0, 2), Ok(4));
+        assert_eq!(from.core_for(1, 2), Ok(5));
+        let list = PollerCores::parse("1, 3,5").unwrap();
+        assert_eq!(list, PollerCores::List(vec![1, 3, 5]));
+        assert_eq!(list.core_for(2, 3), Ok(5));
+        assert!(list.core_for(3, 4).unwrap_err().contains("lists 3 core(s)"));
+        assert_eq!(PollerCores::parse("x"), None);
+        assert_eq!(PollerCores::parse("1,,2"), None);
+        assert_eq!(PollerCores::parse(&list.show()), Some(list));
+    }
+}

@@ -1,0 +1,194 @@
+//! Test support: random Active Messages at the edges of every handler the
+//! runtime registers (issue 32, "fuzz the edges"). See
+//! [`crate::fuzz_handlers`].
+//!
+//! Unregistered handler indices and wrong argument counts are not sent:
+//! `Gasnet::request` asserts, before anything leaves this rank, that the
+//! index is registered with that arity (a panic here, not a message), and a
+//! message that did reach GASNet's default handler for an unregistered
+//! index would end the job (`gasneti_fatalerror`) — by design, not a
+//! handler's to refuse. Reply handlers (FAD_REPLY) are reached only
+//! through a reply: the fuzz names their slot and sequence number in the
+//! requests whose replies echo them.
+
+use std::time::{Duration, Instant};
+
+use gasnet_sys::am::split_u64;
+
+use crate::arena::{Layout, ARENA_BASE};
+use crate::future::{CELL_FREE, CELL_SIZE};
+use crate::global::heap::{self, GLOBAL_FREE, HEADER};
+use crate::lifeline::{LIFELINE_REGISTER, LIFELINE_WAKE, MAX_LIFELINES};
+use crate::worker::Worker;
+
+/// splitmix64: a small seeded generator (reproducible payloads per seed).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// One of `choices`.
+    fn pick<T: Copy>(&mut self, choices: &[T]) -> T {
+        choices[(self.next() % choices.len() as u64) as usize]
+    }
+}
+
+/// An address near the range `[lo, hi)` whose elements are `step` bytes:
+/// one element or byte below, the first element and just past its start,
+/// the last element, one byte before and at the end, one element past it,
+/// a random element or byte inside, the arena's base, 0, the top of the
+/// address space, or random bits.
+fn near(rng: &mut Rng, lo: usize, hi: usize, step: usize) -> usize {
+    let span = (hi - lo).max(step);
+    let r = rng.next() as usize;
+    rng.pick(&[
+        lo.wrapping_sub(step),
+        lo.wrapping_sub(1),
+        lo,
+        lo + 8,
+        lo + step - 1,
+        hi.wrapping_sub(step),
+        hi.wrapping_sub(step) + 8,
+        hi.wrapping_sub(1),
+        hi,
+        hi + step,
+        lo + r % span / step * step,
+        lo + r % span / step * step,
+        lo + r % span,
+        ARENA_BASE,
+        0,
+        usize::MAX,
+        usize::MAX - step + 1,
+        r,
+        r | 1 << 63,
+    ])
+}
+
+/// Sends `count` requests with random payloads to each of the handlers the
+/// runtime registers on `target` (see [`crate::fuzz_handlers`]); returns
+/// how many it sent.
+pub fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
+    let g = w.gasnet;
+    let mut rng = Rng(seed ^ (u64::from(w.rank) << 32) ^ u64::from(target));
+    let mut sent = 0u64;
+    let request = |handler: u8, args: &[u32], sent: &mut u64| {
+        g.request(target, handler, args);
+        *sent += 1;
+        // A target that sleeps in shared memory polls for its queue now
+        // (else a full queue makes this rank's next request wait for the
+        // target's next periodic poll).
+        if sent.is_multiple_of(32) {
+            crate::lifeline::serve(g, target);
+        }
+    };
+
+    // CELL_FREE(address): around the target's cells. A cell's exact start
+    // goes out only while the cell is handed back (FREE: refused as
+    // "already handed back"); a finished one (DONE) would be taken back
+    // for real (the message cannot tell its sender is not the joiner: any
+    // rank may join), and a pending one may finish before the message is
+    // handled. Those become an address inside the cell (refused).
+    let cells = Layout::addr(w.layout.cells);
+    let cells_end = cells + w.layout.cell_count * CELL_SIZE;
+    for _ in 0..count {
+        let mut addr = near(&mut rng, cells, cells_end, CELL_SIZE);
+        let start = addr >= cells && addr < cells_end && (addr - cells).is_multiple_of(CELL_SIZE);
+        if start && !crate::future::handed_back_remote(g, target, addr) {
+            addr += 8;
+        }
+        let [lo, hi] = split_u64(addr as u64);
+        request(CELL_FREE, &[lo, hi], &mut sent);
+    }
+
+    // LIFELINE_REGISTER(dimension): every slot, the slot count and past it,
+    // ranks, random. A registration in a slot this rank owns (the target is
+    // its buddy in that dimension) is accepted: the target will wake this
+    // rank later, a spurious wake-up like a racing waker's.
+    for _ in 0..count {
+        let r = rng.next() as u32;
+        let dim = rng.pick(&[
+            r % (MAX_LIFELINES as u32 + 2),
+            r % 4,
+            MAX_LIFELINES as u32,
+            MAX_LIFELINES as u32 - 1,
+            MAX_LIFELINES as u32 + 1,
+            u32::MAX,
+            w.rank,
+            target,
+            w.ranks,
+            r,
+        ]);
+        request(LIFELINE_REGISTER, &[dim], &mut sent);
+    }
+
+    // LIFELINE_WAKE(tag): the tag's low 20 bits must name the sender (plus
+    // one). About one in six names this rank, with random high bits: the
+    // target is woken (it steals from this rank first; its wake latency
+    // statistic may read garbage); the rest name other ranks, rank 0's
+    // "no waker", the target itself, or all ones.
+    let me = u64::from(w.rank) + 1;
+    for _ in 0..count {
+        let high = rng.next() << 20;
+        let r = rng.next();
+        let tag = rng.pick(&[
+            high | me,
+            high | (r & 0xf_ffff),
+            high,
+            high | (u64::from(target) + 1),
+            high | (u64::from(w.ranks) + 1),
+            me + 1,
+            me.wrapping_sub(1) | 1 << 20,
+            u64::MAX,
+            0,
+            r,
+            me | 1 << 63,
+            0xf_ffff,
+        ]);
+        let [lo, hi] = split_u64(tag);
+        request(LIFELINE_WAKE, &[lo, hi], &mut sent);
+    }
+
+    // GLOBAL_FREE(data address): around the target's local zone of the
+    // global heap and into its symmetric zone. A live block's exact address
+    // becomes one inside its header (the message would free it for real:
+    // freeing is allowed from any rank).
+    let zones = w.memory.heap.zones();
+    for _ in 0..count {
+        let mut data = if rng.next().is_multiple_of(4) {
+            near(&mut rng, zones.symmetric.0, zones.symmetric.1, HEADER)
+        } else {
+            near(&mut rng, zones.local.0, zones.local.1, HEADER)
+        };
+        if heap::is_live(w, target, data) {
+            data -= 8;
+        }
+        let [lo, hi] = split_u64(data as u64);
+        request(GLOBAL_FREE, &[lo, hi], &mut sent);
+    }
+
+    // FAD_REQUEST and GLOBAL_ATOMIC_REQUEST (AM modes), and through their
+    // replies this rank's FAD_REPLY.
+    let before = am_fad::fuzz_replies_refused();
+    let service = am_fad::fuzz_service(g, target, count, &mut || rng.next());
+    sent += service;
+    crate::lifeline::serve(g, target);
+    // Every fuzzed reply is refused here (none matches a waiting request):
+    // wait for them all, so that the fuzz is over when this returns.
+    let until = Instant::now() + Duration::from_secs(30);
+    while am_fad::fuzz_replies_refused() < before + service && Instant::now() < until {
+        w.attend(false);
+        g.poll();
+        crate::lifeline::serve(g, target);
+    }
+    let until = Instant::now() + Duration::from_millis(20);
+    while Instant::now() < until {
+        g.poll();
+    }
+    sent
+}
