@@ -16,7 +16,9 @@ use uat::{Config, Runtime, Stats};
 /// `on` | `off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum OnOff {
+    /// On.
     On,
+    /// Off.
     Off,
 }
 
@@ -57,16 +59,207 @@ pub struct VsSeq {
     pub vs_seq: Option<u32>,
 }
 
+/// `--rayon THREADS` (btc, uts, nqueens, cilksort; issue 35).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct RayonArg {
+    /// Run the same kernel in a rayon pool of THREADS threads instead of
+    /// uat (its `join`/`scope` where ours spawns), verified the same way;
+    /// JSON "runtime": "rayon". The job must have one rank. With --vs-seq,
+    /// rayon is paired with the serial elision.
+    #[arg(long, value_name = "THREADS", conflicts_with_all = ["seq", "force_steal"],
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub rayon: Option<u32>,
+}
+
+/// `--model-child call|frame` (btc, uts, nqueens; issue 35).
+#[derive(clap::Args, Debug, Clone, Copy)]
+pub struct ModelArg {
+    /// Run the serial elision with each child through a model of a
+    /// child-first spawn with no runtime (no deque, record or result
+    /// cell): `call`, the child's closure passed by value to an
+    /// out-of-line function; `frame`, the child in a frame of its own with
+    /// a copy of its closure, in a panic guard. The floor under any
+    /// child-first runtime; with --vs-seq paired with the plain serial
+    /// elision. One rank.
+    #[arg(long, value_enum, conflicts_with_all = ["seq", "rayon", "force_steal"])]
+    pub model_child: Option<Model>,
+}
+
+/// The no-runtime child models of `--model-child`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Model {
+    /// The child closure passed by value to an out-of-line function.
+    Call,
+    /// The child copies its closure into a frame of its own, in a panic
+    /// guard (the data path a child-first runtime cannot avoid).
+    Frame,
+}
+
+impl Model {
+    /// The name in `--model-child` and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Model::Call => "call",
+            Model::Frame => "frame",
+        }
+    }
+}
+
+/// A child task as uat takes one: a closure it may copy to another rank.
+pub trait Child<R>: FnOnce() -> R + Send + Copy + 'static {}
+impl<R, T: FnOnce() -> R + Send + Copy + 'static> Child<R> for T {}
+
+/// A child's result as uat takes one.
+pub trait ChildResult: Send + Copy + 'static {}
+impl<T: Send + Copy + 'static> ChildResult for T {}
+
+/// How a kernel's two children run: each system under test, written once,
+/// so that every benchmark's kernel is the same code whichever runs it.
+pub trait Fork {
+    /// `a` and `b`, `a` possibly in parallel with the rest: the shape of
+    /// `uat::join` (`a` spawned, `b` in the continuation) and of
+    /// `rayon::join` (`b` stealable while `a` runs).
+    fn join<RA: ChildResult, RB: ChildResult>(a: impl Child<RA>, b: impl Child<RB>) -> (RA, RB);
+
+    /// Both children as tasks of their own, then both joined (the IPSJ
+    /// paper's BTC).
+    fn spawn_both<RA: ChildResult, RB: ChildResult>(a: impl Child<RA>, b: impl Child<RB>) -> (RA, RB);
+}
+
+/// uat: child-first spawns whose continuations are stolen.
+pub struct Uat;
+/// The serial elision: plain calls.
+pub struct Serial;
+/// rayon: `join` (`b` stealable), and `scope` spawns for both children.
+pub struct Rayon;
+/// `--model-child call`.
+pub struct CallModel;
+/// `--model-child frame`.
+pub struct FrameModel;
+
+/// One [`Fork`] implementation from its two bodies.
+macro_rules! fork_impl {
+    ($ty:ty, |$a:ident, $b:ident| join: $join:expr, spawn_both: $both:expr) => {
+        impl Fork for $ty {
+            #[inline(always)]
+            fn join<RA: ChildResult, RB: ChildResult>($a: impl Child<RA>, $b: impl Child<RB>) -> (RA, RB) {
+                $join
+            }
+
+            #[inline(always)]
+            fn spawn_both<RA: ChildResult, RB: ChildResult>($a: impl Child<RA>, $b: impl Child<RB>) -> (RA, RB) {
+                $both
+            }
+        }
+    };
+}
+
+fork_impl!(Uat, |a, b| join: uat::join(a, b), spawn_both: {
+    let (ha, hb) = (uat::spawn(a), uat::spawn(b));
+    (ha.join(), hb.join())
+});
+fork_impl!(Serial, |a, b| join: (a(), b()), spawn_both: (a(), b()));
+fork_impl!(Rayon, |a, b| join: rayon::join(a, b), spawn_both: {
+    // rayon's form of "spawn both, join both": two scope spawns (each a
+    // heap-allocated job), joined at the scope's end.
+    let (mut ra, mut rb) = (None, None);
+    let (into_a, into_b) = (&mut ra, &mut rb);
+    rayon::scope(move |s| {
+        s.spawn(move |_| *into_a = Some(a()));
+        s.spawn(move |_| *into_b = Some(b()));
+    });
+    (
+        ra.expect("a scope ends after its spawns"),
+        rb.expect("a scope ends after its spawns"),
+    )
+});
+fork_impl!(CallModel, |a, b| join: (call_out_of_line(a), b()),
+           spawn_both: (call_out_of_line(a), call_out_of_line(b)));
+fork_impl!(FrameModel, |a, b| join: (in_own_frame(&a), b()),
+           spawn_both: (in_own_frame(&a), in_own_frame(&b)));
+
+/// The cheapest child a runtime could have: the closure, built in the
+/// parent's frame, passed by value to a function the compiler may not
+/// inline (docs/results/2026-11-25-zen4-one-rank).
+#[inline(never)]
+fn call_out_of_line<F: FnOnce() -> T, T>(f: F) -> T {
+    f()
+}
+
+/// A child-first spawn's data path with no runtime: the child copies its
+/// closure out of the parent's frame into a frame of its own (a stolen
+/// parent's frame leaves with it) and runs it inside a panic guard, as
+/// uat's child does. `black_box` keeps the copy a copy.
+#[inline(never)]
+fn in_own_frame<F: FnOnce() -> T + Copy, T>(f: &F) -> T {
+    let g: F = *std::hint::black_box(f);
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(g)) {
+        Ok(v) => v,
+        Err(payload) => std::panic::resume_unwind(payload),
+    }
+}
+
+/// A benchmark's computation, generic over who runs its children: the
+/// harness instantiates it for uat, rayon, the serial elision and the
+/// models.
+pub trait Kernel: Copy + Send + 'static {
+    /// What it computes (verified against a known answer).
+    type Output: Copy + Send + 'static + PartialEq + std::fmt::Debug;
+    /// Computes it with `F` running the children.
+    fn run<F: Fork>(self) -> Self::Output;
+}
+
+/// What runs the parallel side of a benchmark.
+pub enum System {
+    /// This runtime.
+    Uat,
+    /// rayon, in a pool of its own.
+    Rayon {
+        /// The pool.
+        pool: rayon::ThreadPool,
+        /// Its threads (`--rayon THREADS`).
+        threads: u32,
+    },
+    /// A no-runtime child model (`--model-child`).
+    Model(Model),
+}
+
+/// The JSON field naming which system ran (the JSON names are declared
+/// here once).
+pub const RUNTIME_FIELD: &str = "runtime";
+/// The JSON field of rayon's thread count.
+pub const RAYON_THREADS_FIELD: &str = "rayon_threads";
+/// The JSON field of the child model.
+pub const MODEL_CHILD_FIELD: &str = "model_child";
+
+impl System {
+    /// `uat`, `rayon` or `none` (a child model: no runtime at all).
+    pub fn name(&self) -> &'static str {
+        match self {
+            System::Uat => "uat",
+            System::Rayon { .. } => "rayon",
+            System::Model(_) => "none",
+        }
+    }
+}
+
 /// A started benchmark: GASNet, the runtime and the common flags.
 pub struct Harness {
+    /// The GASNet-EX handle.
     pub gasnet: Gasnet,
+    /// The runtime (started on every rank, whichever system measures).
     pub runtime: Runtime,
+    /// The common flags.
     pub common: Common,
+    /// Who runs the parallel side.
+    pub system: System,
 }
 
 /// What a benchmark found and how long it took (rank 0).
 pub struct Outcome<T> {
+    /// The answer.
     pub value: T,
+    /// Seconds.
     pub time_s: f64,
 }
 
@@ -90,6 +283,41 @@ impl Harness {
             gasnet,
             runtime,
             common,
+            system: System::Uat,
+        }
+    }
+
+    /// [`start`](Self::start), then `--rayon` or `--model-child` chooses
+    /// the system (both want a one-rank job: refused otherwise, exit 1).
+    pub fn start_system(gasnet: Gasnet, common: Common, rayon: RayonArg, model: Option<Model>) -> Harness {
+        let mut h = Harness::start(gasnet, common);
+        let one_rank = |what: &str| {
+            if gasnet.size() != 1 {
+                gasnet.fail(format_args!(
+                    "{what} runs in one process; this job has {} ranks (run it with -n 1)",
+                    gasnet.size()
+                ));
+            }
+        };
+        if let Some(threads) = rayon.rayon {
+            one_rank("--rayon (a rayon pool)");
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads as usize)
+                .build()
+                .unwrap_or_else(|e| gasnet.fail(format_args!("cannot start a rayon pool of {threads} threads: {e}")));
+            h.system = System::Rayon { pool, threads };
+        } else if let Some(m) = model {
+            one_rank("--model-child (the serial elision with a child model)");
+            h.system = System::Model(m);
+        }
+        h
+    }
+
+    /// The rayon pool of `--rayon`, if that is the system.
+    pub fn rayon_pool(&self) -> Option<&rayon::ThreadPool> {
+        match &self.system {
+            System::Rayon { pool, .. } => Some(pool),
+            _ => None,
         }
     }
 
@@ -111,25 +339,48 @@ impl Harness {
         value.map(|value| Outcome { value, time_s })
     }
 
-    /// [`measure`](Self::measure), or with `--vs-seq ROUNDS` the parallel
-    /// run and the serial elision alternated ROUNDS times on one rank: the
-    /// outcome is the fastest parallel run, and the returned map holds the
+    /// Times `f` on this rank after a barrier (a one-rank system's run).
+    pub fn measure_here<T>(&self, f: impl FnOnce() -> T) -> Outcome<T> {
+        self.gasnet.barrier();
+        let start = Instant::now();
+        let value = f();
+        Outcome {
+            value,
+            time_s: start.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// Runs `k` once on the chosen system: uat as the root task on all
+    /// ranks, rayon in its pool, a model on this (the only) rank. The
+    /// result on rank 0.
+    fn run_system<K: Kernel>(&self, k: K) -> Option<K::Output> {
+        match &self.system {
+            System::Uat => self.runtime.run(move || k.run::<Uat>()),
+            System::Rayon { pool, .. } => Some(pool.install(move || k.run::<Rayon>())),
+            System::Model(Model::Call) => Some(k.run::<CallModel>()),
+            System::Model(Model::Frame) => Some(k.run::<FrameModel>()),
+        }
+    }
+
+    /// Times kernel `k` on the chosen system (or its serial elision on
+    /// rank 0 with `--seq`); with `--vs-seq ROUNDS` the system's run and
+    /// the serial elision alternated ROUNDS times on one rank: the outcome
+    /// is the fastest run of the system, and the returned map holds the
     /// JSON field `vs_seq` (`rounds`, `seq_time_s` the fastest serial run,
     /// `ratio` fastest over fastest, `ratio_median` the median of each
     /// round's ratio, `par_times_s`, `seq_times_s`). A serial answer that
-    /// differs from the parallel one ends the job (exit 1).
-    pub fn measure_vs_seq<F, T>(
-        &self,
-        vs: VsSeq,
-        par: F,
-        mut seq: impl FnMut() -> T,
-    ) -> (Option<Outcome<T>>, Map<String, Value>)
-    where
-        F: FnOnce() -> T + Send + Copy + 'static,
-        T: Send + Copy + 'static + PartialEq + std::fmt::Debug,
-    {
+    /// differs from the system's ends the job (exit 1).
+    pub fn measure_kernel<K: Kernel>(&self, vs: VsSeq, k: K) -> (Option<Outcome<K::Output>>, Map<String, Value>) {
         let Some(rounds) = vs.vs_seq else {
-            return (self.measure(par, seq), Map::new());
+            self.gasnet.barrier();
+            let start = Instant::now();
+            let value = if self.common.seq {
+                (self.gasnet.rank() == 0).then(|| k.run::<Serial>())
+            } else {
+                self.run_system(k)
+            };
+            let time_s = start.elapsed().as_secs_f64();
+            return (value.map(|value| Outcome { value, time_s }), Map::new());
         };
         if self.gasnet.size() != 1 {
             self.gasnet.fail(format_args!(
@@ -141,10 +392,10 @@ impl Harness {
         let mut value = None;
         for round in 1..=rounds {
             let start = Instant::now();
-            let p = self.runtime.run(par).expect("one rank: rank 0 has the root's result");
+            let p = self.run_system(k).expect("one rank: rank 0 has the root's result");
             let tp = start.elapsed().as_secs_f64();
             let start = Instant::now();
-            let q = seq();
+            let q = k.run::<Serial>();
             let tq = start.elapsed().as_secs_f64();
             if p != q {
                 self.gasnet.fail(format_args!(
@@ -198,6 +449,17 @@ impl Harness {
             wrong = verified == Some(false);
             let mut line = Map::new();
             line.insert("bench".into(), json!(bench));
+            line.insert(RUNTIME_FIELD.into(), json!(self.system.name()));
+            let threads = match &self.system {
+                System::Rayon { threads, .. } => Some(*threads),
+                _ => None,
+            };
+            line.insert(RAYON_THREADS_FIELD.into(), json!(threads));
+            let model = match &self.system {
+                System::Model(m) => Some(m.name()),
+                _ => None,
+            };
+            line.insert(MODEL_CHILD_FIELD.into(), json!(model));
             line.insert("conduit".into(), json!(uat::CONDUIT.name()));
             line.insert("fad".into(), json!(uat::MODE.name()));
             line.insert("fad_path".into(), json!(self.runtime.fad_path()));

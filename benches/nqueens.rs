@@ -4,7 +4,7 @@
 
 use clap::Parser;
 use serde_json::json;
-use uat_bench::{Common, Harness, VsSeq};
+use uat_bench::{Common, Fork, Harness, Kernel, ModelArg, RayonArg, VsSeq};
 
 /// Counts N-Queens solutions; verified against OEIS A000170 (and the
 /// search-tree node counts for N = 12, 13, 14). Prints one JSON line.
@@ -18,6 +18,10 @@ struct Options {
     common: Common,
     #[command(flatten)]
     vs_seq: VsSeq,
+    #[command(flatten)]
+    rayon: RayonArg,
+    #[command(flatten)]
+    model: ModelArg,
 }
 
 /// A partial placement: occupied columns and diagonals as bit masks.
@@ -52,8 +56,15 @@ impl Board {
     }
 }
 
+impl Kernel for Board {
+    type Output = Counts;
+    fn run<F: Fork>(self) -> Counts {
+        solve::<F>(self)
+    }
+}
+
 /// This node (a non-attacking partial placement) and its subtree.
-fn solve<const SEQ: bool>(b: Board) -> Counts {
+fn solve<F: Fork>(b: Board) -> Counts {
     if b.row == b.n {
         return Counts { solutions: 1, nodes: 1 };
     }
@@ -61,7 +72,7 @@ fn solve<const SEQ: bool>(b: Board) -> Counts {
     let below = if free == 0 {
         Counts::default()
     } else {
-        try_columns::<SEQ>(b, free)
+        try_columns::<F>(b, free)
     };
     Counts {
         solutions: below.solutions,
@@ -70,10 +81,10 @@ fn solve<const SEQ: bool>(b: Board) -> Counts {
 }
 
 /// Places a queen in each column of `cands` (a set of free columns).
-fn try_columns<const SEQ: bool>(b: Board, cands: u32) -> Counts {
+fn try_columns<F: Fork>(b: Board, cands: u32) -> Counts {
     let k = cands.count_ones();
     if k == 1 {
-        return solve::<SEQ>(b.place(cands));
+        return solve::<F>(b.place(cands));
     }
     // The lowest k/2 candidates go left, the rest right.
     let mut low = 0u32;
@@ -83,11 +94,7 @@ fn try_columns<const SEQ: bool>(b: Board, cands: u32) -> Counts {
         low |= bit;
         rest &= !bit;
     }
-    let (a, c) = if SEQ {
-        (try_columns::<SEQ>(b, low), try_columns::<SEQ>(b, rest))
-    } else {
-        uat::join(move || try_columns::<SEQ>(b, low), move || try_columns::<SEQ>(b, rest))
-    };
+    let (a, c) = F::join(move || try_columns::<F>(b, low), move || try_columns::<F>(b, rest));
     Counts {
         solutions: a.solutions + c.solutions,
         nodes: a.nodes + c.nodes,
@@ -137,8 +144,8 @@ fn main() {
         diag_l: 0,
         diag_r: 0,
     };
-    let h = Harness::start(gasnet, o.common.clone());
-    let (outcome, mut extra) = h.measure_vs_seq(o.vs_seq, move || solve::<false>(board), || solve::<true>(board));
+    let h = Harness::start_system(gasnet, o.common.clone(), o.rayon, o.model.model_child);
+    let (outcome, mut extra) = h.measure_kernel(o.vs_seq, board);
     if let Some(out) = &outcome {
         extra.insert("nodes".into(), json!(out.value.nodes));
         if let Some(want) = expected_nodes(o.n) {
@@ -171,7 +178,7 @@ mod tests {
     #[test]
     fn small_boards_match_oeis_and_the_node_counts() {
         for n in 1..=10u32 {
-            let c = solve::<true>(Board {
+            let c = solve::<uat_bench::Serial>(Board {
                 n,
                 row: 0,
                 cols: 0,
@@ -180,7 +187,7 @@ mod tests {
             });
             assert_eq!(c.solutions, SOLUTIONS[n as usize - 1], "n={n}");
         }
-        let c = solve::<true>(Board {
+        let c = solve::<uat_bench::Serial>(Board {
             n: 12,
             row: 0,
             cols: 0,

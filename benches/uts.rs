@@ -10,7 +10,7 @@ use clap::Parser;
 use serde_json::json;
 use sha1::{Digest, Sha1};
 use std::arch::x86_64::{__m128i, _mm_set_epi32, _mm_setzero_si128};
-use uat_bench::{Common, Harness, VsSeq};
+use uat_bench::{Common, Fork, Harness, Kernel, ModelArg, RayonArg, VsSeq};
 
 /// Counts the nodes of an unbalanced tree (UTS), in parallel with uni-address
 /// threads. Prints one JSON line; `verified` compares with the published
@@ -49,6 +49,10 @@ struct Options {
     common: Common,
     #[command(flatten)]
     vs_seq: VsSeq,
+    #[command(flatten)]
+    rayon: RayonArg,
+    #[command(flatten)]
+    model: ModelArg,
 }
 
 /// The tree's parameters, as plain data every task can copy.
@@ -194,8 +198,22 @@ impl Tree {
     }
 }
 
+/// The whole tree from the root of `seed`.
+#[derive(Clone, Copy)]
+struct Uts {
+    tree: Tree,
+    seed: u32,
+}
+
+impl Kernel for Uts {
+    type Output = Counts;
+    fn run<F: Fork>(self) -> Counts {
+        visit::<F>(self.tree, root(self.seed))
+    }
+}
+
 /// Visits `node` and its subtree.
-fn visit<const SEQ: bool>(t: Tree, node: Node) -> Counts {
+fn visit<F: Fork>(t: Tree, node: Node) -> Counts {
     let n = t.children(&node);
     if n == 0 {
         return Counts {
@@ -204,7 +222,7 @@ fn visit<const SEQ: bool>(t: Tree, node: Node) -> Counts {
             depth: node.height as u64,
         };
     }
-    let below = visit_children::<SEQ>(t, node, 0, n);
+    let below = visit_children::<F>(t, node, 0, n);
     Counts {
         nodes: below.nodes + 1,
         leaves: below.leaves,
@@ -213,22 +231,15 @@ fn visit<const SEQ: bool>(t: Tree, node: Node) -> Counts {
 }
 
 /// Visits children `lo..hi` of `parent`, splitting the range in halves.
-fn visit_children<const SEQ: bool>(t: Tree, parent: Node, lo: u32, hi: u32) -> Counts {
+fn visit_children<F: Fork>(t: Tree, parent: Node, lo: u32, hi: u32) -> Counts {
     if hi - lo == 1 {
-        return visit::<SEQ>(t, child(&parent, lo));
+        return visit::<F>(t, child(&parent, lo));
     }
     let mid = lo + (hi - lo) / 2;
-    let (a, b) = if SEQ {
-        (
-            visit_children::<SEQ>(t, parent, lo, mid),
-            visit_children::<SEQ>(t, parent, mid, hi),
-        )
-    } else {
-        uat::join(
-            move || visit_children::<SEQ>(t, parent, lo, mid),
-            move || visit_children::<SEQ>(t, parent, mid, hi),
-        )
-    };
+    let (a, b) = F::join(
+        move || visit_children::<F>(t, parent, lo, mid),
+        move || visit_children::<F>(t, parent, mid, hi),
+    );
     a.add(b)
 }
 
@@ -388,13 +399,8 @@ fn main() {
         m: o.m,
         f: o.f,
     };
-    let seed = o.seed;
-    let h = Harness::start(gasnet, o.common.clone());
-    let (outcome, mut extra) = h.measure_vs_seq(
-        o.vs_seq,
-        move || visit::<false>(tree, root(seed)),
-        || visit::<true>(tree, root(seed)),
-    );
+    let h = Harness::start_system(gasnet, o.common.clone(), o.rayon, o.model.model_child);
+    let (outcome, mut extra) = h.measure_kernel(o.vs_seq, Uts { tree, seed: o.seed });
     let reference = published(&o);
     let expected = o.expect_nodes.or(reference.map(|p| p.8));
     if let Some(out) = &outcome {
@@ -492,7 +498,7 @@ mod tests {
             m: 0,
             f: 0.5,
         };
-        let c = visit::<true>(t, root(19));
+        let c = visit::<uat_bench::Serial>(t, root(19));
         assert!(c.nodes > 1 && c.leaves < c.nodes && c.depth <= 5, "{c:?}");
     }
 }

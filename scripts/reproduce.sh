@@ -28,7 +28,9 @@ Experiments (IPSJ JIP 2016 numbering):
              other ranks fetch-and-add on it (micro fad), at each rank count
   seq        Fig. 12: each benchmark on one rank against its serial elision,
              paired in one process (--vs-seq: --reps rounds, the fastest of
-             each and the median of the rounds' ratios)
+             each and the median of the rounds' ratios); beside ours, rayon
+             on one thread (--rayon 1) and the no-runtime child models, the
+             floor (--model-child frame, call), paired the same way
   scaling    Table 4, Figs. 14-16: strong scaling of BTC, UTS and NQueens for
              {rdma-emulated, am} x {empty check on, off} plus native; steals,
              message-handling share, stack use
@@ -44,6 +46,11 @@ Experiments (IPSJ JIP 2016 numbering):
              count, and on smp cilksort at 2 ranks over real UDP and mpi
              without shared memory with the cache on and off (mpi not with
              --quick); --reps alternating rounds, ratios as medians of pairs
+  peers      (not in the paper; issue 35) ours in each mode against rayon in
+             the same binaries (--rayon THREADS) at each rank/thread count:
+             BTC in the paper's form and with --join, UTS, NQueens and
+             cilksort (--cilksort-keys; sort time alone), --reps interleaved
+             repetitions, medians and spreads
 Every mode also runs with the paper's own mechanisms beside the defaults
 ("paper" rows: its THE steal protocol with a remote lock and, in am mode,
 a poll at every spawn; UAT_STEAL_PROTOCOL=paper, UAT_POLL_INTERVAL=1) in
@@ -59,7 +66,7 @@ Options:
                       to the number of cores)
   --modes LIST        fetch-and-add modes (default: native,am,rdma-emulated)
   --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling,lifelines,
-                      global
+                      global,peers
                       (default: all)
   --conduit C         smp (default) | udp | mpi | ibv
   --launcher CMD      mpi/ibv: the launcher to use instead of mpirun or
@@ -75,8 +82,8 @@ Options:
   --uts-depth D       UTS -t 1 -r 0 -b 4 -a 3 -d D (default 11; the paper: 18,
                       and 11 in Fig. 12)
   --nqueens N         NQueens N (default 15; the paper: 18, and 13 in Fig. 12)
-  --cilksort-keys N   keys cilksort sorts in global (default 4194304; over
-                      the network at most 1048576)
+  --cilksort-keys N   keys cilksort sorts in global and peers (default
+                      4194304; over the network at most 1048576)
   --reps K            repetitions of every scaling run (the report uses the
                       median time) and rounds of Fig. 12 (default 3)
   --quick             tiny inputs (BTC 16, UTS 6, NQueens 9, cilksort 2^16,
@@ -105,7 +112,7 @@ list() { tr ',' ' ' <<<"$1"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
-ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global"
+ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global,peers"
 conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
 btc_depth=27 uts_depth=11 nqueens=15 cilksort_keys=4194304 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
@@ -153,7 +160,7 @@ for m in $(list "$modes"); do
   case "$m" in native|am|rdma-emulated) ;; *) die "unknown fetch-and-add mode '$m' (native, am or rdma-emulated)" ;; esac
 done
 for e in $(list "$experiments"); do
-  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global)" ;; esac
+  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global|peers) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global, peers)" ;; esac
 done
 positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
 positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
@@ -258,6 +265,9 @@ else
       [ -x "$(bin_of "$m" "$p")" ] || die "no $(bin_of "$m" "$p"): build first (scripts/reproduce.sh --pack DIR makes a --bin-dir)"
     done
   done
+  if want peers && [ ! -x "$(bin_of "$first_mode" cilksort)" ]; then
+    die "no $(bin_of "$first_mode" cilksort) for the peers experiment: build first, or leave peers out of --experiments"
+  fi
   if want global && { [ ! -x "$(bin_of "$first_mode" cilksort)" ] || [ ! -x "$(bin_of "$first_mode" knapsack)" ]; }; then
     die "no $(bin_of "$first_mode" cilksort) or knapsack for the global experiment: build first, or leave global out of --experiments"
   fi
@@ -374,7 +384,7 @@ should_run() {
 
 # --- The UTS tree's node count: a --seq run, once per tree, cached. ---
 uts_nodes=""
-if want seq || want scaling || want lifelines; then
+if want seq || want scaling || want lifelines || want peers; then
   key="uts$(tr -d ' ' <<<"$uts_args")"
   if [ -s "$cache/$key.json" ]; then
     uts_nodes=$(grep -o '"result":[0-9]*' "$cache/$key.json" | cut -d: -f2)
@@ -398,6 +408,8 @@ bench_args() { # BENCH -> the benchmark and its arguments
     uts) echo "${uts_run[@]}" ;;
     nqueens) echo nqueens "$nqueens" ;;
     uts-t3) echo uts -t 0 -b 2000 -q 0.124875 -m 8 -r 42 ;; # T3 (published count)
+    btc-join) echo btc --depth "$btc_depth" --join ;;
+    cilksort) echo cilksort -n "$cilksort_keys" ;;
   esac
 }
 
@@ -424,6 +436,12 @@ if want seq; then
     for m in $(list "$modes"); do
       # shellcheck disable=SC2046
       run_job seq "$m" na 1 $(bench_args "$b") --vs-seq "$reps"
+    done
+    # Beside ours: rayon on one thread, and the floor of any child-first
+    # runtime (a child with no runtime: its own frame, or a bare call).
+    for peer in "--rayon 1" "--model-child frame" "--model-child call"; do
+      # shellcheck disable=SC2046,SC2086
+      run_job seq "$first_mode" na 1 $(bench_args "$b") $peer --vs-seq "$reps"
     done
   done
 fi
@@ -510,6 +528,27 @@ if want global; then
         job_env="UAT_CACHE=$c" run_job global native na 2 cilksort -n "$net_keys"
       [ "$global_mpi" = 0 ] || job_conduit=mpi job_program=$(variant_bin mpi-native cilksort) \
         job_env="UAT_CACHE=$c GASNET_SUPERNODE_MAXSIZE=1" run_job global native na 2 cilksort -n "$net_keys"
+    done
+  done
+fi
+
+# --- Peers (issue 35): ours in each mode against rayon in the same binary. ---
+# Repetitions are the outer loop, so every workload, count and system
+# runs once before any runs again: a noisy phase of the host hits all.
+if want peers; then
+  for ((r = 0; r < reps; r++)); do
+    for b in btc btc-join uts nqueens cilksort; do
+      for n in $ranks; do
+        [ "$n" -le "$cores" ] || continue
+        for m in $(list "$modes"); do
+          # Without the skip message: it would repeat every repetition.
+          [ "$(oversubscribed "$m" "$n")" = false ] || [ "$oversub" = 1 ] || continue
+          # shellcheck disable=SC2046
+          run_job peers "$m" na "$n" $(bench_args "$b")
+        done
+        # shellcheck disable=SC2046
+        run_job peers "$first_mode" na 1 $(bench_args "$b") --rayon "$n"
+      done
     done
   done
 fi

@@ -208,6 +208,8 @@ fn reproduce_sh_help_names_the_experiments_and_outputs() {
         "report.md",
         "--oversubscribe",
         "--bin-dir",
+        "peers",
+        "--rayon THREADS",
     ] {
         assert!(stdout.contains(needle), "--help lacks {needle}: {stdout}");
     }

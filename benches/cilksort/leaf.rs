@@ -27,7 +27,7 @@ thread_local! {
 }
 
 /// Sorts `x`.
-pub fn sort_leaf(x: &mut [u64]) {
+pub(crate) fn sort_leaf(x: &mut [u64]) {
     #[cfg(target_arch = "x86_64")]
     if x.len() >= 64 && std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F (just detected).

@@ -10,13 +10,17 @@
 //! (`alloc_s` says how long that took): first-touch page faults cost the
 //! same whatever runs next, and a shared-memory page's fault here costs
 //! several microseconds (docs/results/2026-11-23-dev2core-global-third/).
+//! `sort_s` is the sort alone. `--rayon THREADS` sorts the same keys in a
+//! `Vec` with rayon's `par_sort_unstable` in a pool of that many threads
+//! (generated and checked in parallel there too): the peer on one node.
 
 use std::time::Instant;
 
 use clap::Parser;
+use rayon::prelude::*;
 use serde_json::{json, Map};
 use uat::global::GlobalSlice;
-use uat_bench::{Common, Harness};
+use uat_bench::{Common, Harness, RayonArg};
 
 mod leaf;
 mod merge;
@@ -47,6 +51,8 @@ struct Options {
     sort_unstable: bool,
     #[command(flatten)]
     common: Common,
+    #[command(flatten)]
+    rayon: RayonArg,
 }
 
 #[derive(Clone, Copy)]
@@ -186,19 +192,38 @@ impl Arrays {
     }
 }
 
-/// Generate, sort, check, free: the checksum of the output if it is
-/// sorted and has every key, else its complement.
-fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: Cut) -> u64 {
-    let Arrays { keys, tmp } = arrays;
-    generate::<SEQ>(keys, 0, seed);
-    cilksort::<SEQ>(keys, tmp, cut);
-    let (sorted, count, sum, _, _) = check::<SEQ>(keys);
-    // Freed inside the measured run: its stats are the ones reported.
-    arrays.free();
-    if sorted && count == keys.len() as u64 {
+/// What a run found: the checksum of the output if it is sorted and has
+/// every key, else its complement; and how long the sort alone took.
+#[derive(Clone, Copy)]
+struct Sorted {
+    checksum: u64,
+    sort_s: f64,
+}
+
+fn verdict(sorted: bool, sum: u64) -> u64 {
+    if sorted {
         sum
     } else {
         !sum
+    }
+}
+
+/// Generate, sort, check, free. The sort is timed inside the root task:
+/// its continuation may have moved to another rank, whose clock is the
+/// same CLOCK_MONOTONIC on one host (`sort_s` is not comparable across
+/// hosts).
+fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: Cut) -> Sorted {
+    let Arrays { keys, tmp } = arrays;
+    generate::<SEQ>(keys, 0, seed);
+    let start = Instant::now();
+    cilksort::<SEQ>(keys, tmp, cut);
+    let sort_s = start.elapsed().as_secs_f64();
+    let (sorted, count, sum, _, _) = check::<SEQ>(keys);
+    // Freed inside the measured run: its stats are the ones reported.
+    arrays.free();
+    Sorted {
+        checksum: verdict(sorted && count == keys.len() as u64, sum),
+        sort_s,
     }
 }
 
@@ -216,16 +241,42 @@ fn resident_vec(n: usize) -> Vec<u64> {
 
 /// The baseline: the same keys generated, sorted by `sort_unstable` and
 /// checked in process-local memory; the same result as [`run`].
-fn sort_unstable(keys: &mut [u64], seed: u64) -> u64 {
+fn sort_unstable(keys: &mut [u64], seed: u64) -> Sorted {
     keys.iter_mut().enumerate().for_each(|(i, v)| *v = key(seed, i as u64));
+    let start = Instant::now();
     keys.sort_unstable();
+    let sort_s = start.elapsed().as_secs_f64();
     let sorted = keys.windows(2).all(|w| w[0] <= w[1]);
     let sum = keys.iter().fold(0u64, |s, &v| s.wrapping_add(v));
-    if sorted {
-        sum
-    } else {
-        !sum
+    Sorted {
+        checksum: verdict(sorted, sum),
+        sort_s,
     }
+}
+
+/// The peer: the same keys generated, sorted by rayon's
+/// `par_sort_unstable` and checked, in parallel in the current pool.
+fn par_sort_unstable(keys: &mut [u64], seed: u64) -> Sorted {
+    keys.par_iter_mut()
+        .enumerate()
+        .for_each(|(i, v)| *v = key(seed, i as u64));
+    let start = Instant::now();
+    keys.par_sort_unstable();
+    let sort_s = start.elapsed().as_secs_f64();
+    let sorted = keys.par_windows(2).all(|w| w[0] <= w[1]);
+    let sum = keys
+        .par_iter()
+        .fold(|| 0u64, |s, &v| s.wrapping_add(v))
+        .reduce(|| 0, u64::wrapping_add);
+    Sorted {
+        checksum: verdict(sorted, sum),
+        sort_s,
+    }
+}
+
+/// Seconds to the microsecond, for the JSON line.
+fn micros(s: f64) -> f64 {
+    (s * 1e6).round() / 1e6
 }
 
 fn main() {
@@ -237,19 +288,27 @@ fn main() {
         sort: o.sort_cutoff as usize,
         merge: o.merge_cutoff as usize,
     };
-    let h = Harness::start(gasnet, o.common.clone());
+    let h = Harness::start_system(gasnet, o.common.clone(), o.rayon, None);
     let rank0 = h.gasnet.rank() == 0;
     let started = Instant::now();
     let (outcome, alloc_s) = if o.sort_unstable {
         let mut keys = if rank0 { resident_vec(n) } else { Vec::new() };
         let alloc_s = started.elapsed().as_secs_f64();
-        let never = || -> u64 { unreachable!("--sort-unstable runs the serial path") };
+        let never = || -> Sorted { unreachable!("--sort-unstable runs the serial path") };
         (h.measure(never, move || sort_unstable(&mut keys, seed)), alloc_s)
+    } else if let Some(pool) = h.rayon_pool() {
+        // One rank (start_system refused more): this is rank 0.
+        let mut keys = resident_vec(n);
+        let alloc_s = started.elapsed().as_secs_f64();
+        (
+            Some(h.measure_here(|| pool.install(|| par_sort_unstable(&mut keys, seed)))),
+            alloc_s,
+        )
     } else if o.common.seq {
         let arrays = rank0.then(|| Arrays::alloc_here(n));
         let alloc_s = started.elapsed().as_secs_f64();
         let outcome = h.measure(
-            || -> u64 { unreachable!("--seq runs the serial path") },
+            || -> Sorted { unreachable!("--seq runs the serial path") },
             move || run::<true>(arrays.expect("rank 0 allocated"), seed, cut),
         );
         (outcome, alloc_s)
@@ -269,15 +328,27 @@ fn main() {
             tmp: slice(),
         };
         let alloc_s = started.elapsed().as_secs_f64();
-        let outcome = h.measure(move || run::<false>(arrays, seed, cut), || 0);
+        let never = || -> Sorted { unreachable!("the parallel path runs the root task") };
+        let outcome = h.measure(move || run::<false>(arrays, seed, cut), never);
         (outcome, alloc_s)
     };
     let mut extra = Map::new();
-    extra.insert("alloc_s".into(), json!((alloc_s * 1e6).round() / 1e6));
-    extra.insert(
-        "solver".into(),
-        json!(if o.sort_unstable { "sort_unstable" } else { "cilksort" }),
-    );
+    extra.insert("alloc_s".into(), json!(micros(alloc_s)));
+    if let Some(out) = &outcome {
+        extra.insert("sort_s".into(), json!(micros(out.value.sort_s)));
+    }
+    let solver = if o.sort_unstable {
+        "sort_unstable"
+    } else if o.rayon.rayon.is_some() {
+        "par_sort_unstable"
+    } else {
+        "cilksort"
+    };
+    extra.insert("solver".into(), json!(solver));
+    let outcome = outcome.map(|x| uat_bench::Outcome {
+        value: x.value.checksum,
+        time_s: x.time_s,
+    });
     let expected = (0..o.n).fold(0u64, |s, i| s.wrapping_add(key(seed, i)));
     h.finish(
         "cilksort",

@@ -20,7 +20,7 @@
 //! Measured on this machine's AMD EPYC: docs/results/2026-11-23-dev2core-cilksort-kernels/.
 
 /// Merges sorted `x` and `y` into `d` (`x.len() + y.len()` long).
-pub fn merge_serial(x: &[u64], y: &[u64], d: &mut [u64]) {
+pub(crate) fn merge_serial(x: &[u64], y: &[u64], d: &mut [u64]) {
     assert_eq!(x.len() + y.len(), d.len(), "merge: the output's length");
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
@@ -31,7 +31,7 @@ pub fn merge_serial(x: &[u64], y: &[u64], d: &mut [u64]) {
 }
 
 /// The scalar kernel (also what the AVX-512 kernel falls back to).
-pub fn merge_scalar(x: &[u64], y: &[u64], d: &mut [u64]) {
+pub(crate) fn merge_scalar(x: &[u64], y: &[u64], d: &mut [u64]) {
     let h = d.len() / 2;
     let lo = split(x, y, h);
     let (x1, x2) = x.split_at(lo);

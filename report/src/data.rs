@@ -103,6 +103,43 @@ impl Run {
         with_mechanisms(config_name(&self.mode, &self.empty_check), &self.mechanisms)
     }
 
+    /// What ran instead of uat (issue 35): `rayon, N threads`, `frame
+    /// model` or `call model` (a no-runtime child); None for uat. From the
+    /// JSON line's `runtime`, `rayon_threads` and `model_child`, else (a
+    /// failed run) from the driver's arguments.
+    pub fn peer(&self) -> Option<String> {
+        let out = self.output.as_ref();
+        let field = |k: &str| out.and_then(|o| o.get(k)).filter(|v| !v.is_null());
+        let arg = |flag: &str| {
+            let mut words = self.args.split_whitespace();
+            words.find(|w| *w == flag)?;
+            words.next().map(str::to_string)
+        };
+        let threads = field("rayon_threads").and_then(|v| v.as_u64()).map(|t| t.to_string());
+        if let Some(t) = threads.or_else(|| arg("--rayon")) {
+            return Some(format!("rayon, {t} thread{}", if t == "1" { "" } else { "s" }));
+        }
+        let model = field("model_child").and_then(|v| v.as_str()).map(str::to_string);
+        model.or_else(|| arg("--model-child")).map(|m| format!("{m} model"))
+    }
+
+    /// The workload of a peers run: the benchmark, `btc --join` for BTC in
+    /// rayon's form.
+    pub fn workload(&self) -> String {
+        let join = self
+            .output
+            .as_ref()
+            .and_then(|o| o.pointer("/params/form"))
+            .and_then(|v| v.as_str())
+            == Some("join")
+            || self.args.split_whitespace().any(|w| w == "--join");
+        if self.bench == "btc" && join {
+            "btc --join".into()
+        } else {
+            self.bench.clone()
+        }
+    }
+
     /// The mode, marked "paper" when it ran with the paper's mechanisms (a
     /// micro-benchmark's row).
     pub fn label(&self) -> String {
@@ -276,6 +313,20 @@ mod tests {
         let refs: Vec<&Run> = runs.iter().collect();
         assert_eq!(median_run(&refs).and_then(Run::time_s), Some(2.0));
         assert!(median_run(&refs[1..2]).is_none());
+    }
+
+    #[test]
+    fn peers_are_named_from_the_line_or_the_arguments() {
+        let mut r = run(Status::Ok, Some(1.0));
+        assert_eq!(r.peer(), None);
+        r.output = Some(serde_json::json!({"runtime": "rayon", "rayon_threads": 2, "model_child": null}));
+        assert_eq!(r.peer().as_deref(), Some("rayon, 2 threads"));
+        r.output = None;
+        r.args = "--depth 4 --join --model-child frame --vs-seq 3".into();
+        assert_eq!(r.peer().as_deref(), Some("frame model"));
+        assert_eq!(r.workload(), "btc --join");
+        r.args = "--rayon 1".into();
+        assert_eq!(r.peer().as_deref(), Some("rayon, 1 thread"));
     }
 
     #[test]

@@ -13,12 +13,17 @@ fn experiment(line: &Value) -> Option<(&'static str, String)> {
     let bench = line.get("bench")?.as_str()?;
     // A serial elision alone (--seq), or paired with one-rank runs (--vs-seq).
     let seq = line.get("seq").and_then(Value::as_bool).unwrap_or(false) || line.get("vs_seq").is_some();
+    // rayon or a child model (issue 35), or BTC in rayon's form: a peers
+    // run unless paired with the serial elision.
+    let peer = line.get("runtime").and_then(Value::as_str).is_some_and(|r| r != "uat")
+        || line.pointer("/params/form").and_then(Value::as_str) == Some("join");
     match bench {
         "micro spawn" => Some(("spawn", "micro-spawn".into())),
         "micro latency" => Some(("latency", "micro-latency".into())),
         "micro steal" => Some(("steal", "micro-steal".into())),
         "micro fad" => Some(("fad", "micro-fad".into())),
         "btc" | "uts" | "nqueens" if seq => Some(("seq", bench.into())),
+        "btc" | "uts" | "nqueens" | "cilksort" if peer => Some(("peers", bench.into())),
         "btc" | "uts" | "nqueens" => Some(("scaling", bench.into())),
         _ => None,
     }
@@ -109,6 +114,8 @@ mod tests {
         assert_eq!(experiment(&seq), Some(("seq", "nqueens".into())));
         let paired = json!({"bench": "btc", "seq": false, "vs_seq": {"rounds": 3}});
         assert_eq!(experiment(&paired), Some(("seq", "btc".into())));
+        let rayon = json!({"bench": "cilksort", "runtime": "rayon", "rayon_threads": 2});
+        assert_eq!(experiment(&rayon), Some(("peers", "cilksort".into())));
         assert_eq!(experiment(&steal), Some(("steal", "micro-steal".into())));
         assert_eq!(
             experiment(&json!({"bench": "micro fad"})),

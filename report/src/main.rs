@@ -8,6 +8,7 @@ mod import;
 mod lifelines;
 mod micro;
 mod paper;
+mod peers;
 mod plot;
 mod report;
 mod scaling;
@@ -30,14 +31,15 @@ scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
   DIR/report.md      the report: findings, our numbers next to the paper's
   DIR/*.csv          scaling.csv (every benchmark run), spawn.csv,
                      latency.csv, steal.csv, fad.csv, lifelines.csv,
-                     lifelines-idle.csv, global.csv
+                     lifelines-idle.csv, global.csv, peers.csv
   DIR/plots/*.png    scaling, steals, overhead, msg-handling,
-                     steal-breakdown, latency, spawn, fad, global
+                     steal-breakdown, latency, spawn, fad, global, peers
 and prints the summary table. Plots need a TrueType font: DejaVu Sans
 (Debian: fonts-dejavu-core) or UAT_REPORT_FONT=/path/to/font.ttf.
 With --import, DIR is first made from the benchmarks' own JSON lines in
 FILE... (scripts/scaling.sh output, or runs by hand): each line becomes a
-run (--seq lines the serial elisions, micro spawn/latency/steal their
+run (--seq lines the serial elisions, --rayon and --model-child lines
+and btc --join the peers section, micro spawn/latency/steal their
 sections); --meta sets what the report says of the machine (host, cpu,
 cores, date, commit).
 Exit 0 when the report is complete; 1 when a part of it could not be made
@@ -154,6 +156,7 @@ fn generate(dir: &Path) -> Result<Made, String> {
         scaling::messages(&res, &s, &mut ctx),
         lifelines::section(&res, &mut ctx),
         global::section(&res, &mut ctx),
+        peers::section(&res, &mut ctx),
     ]
     .into_iter()
     .flatten()

@@ -75,6 +75,7 @@ pub fn finish(areas: Vec<Area<'_>>) -> PlotResult {
 
 /// One line of a line panel: points (x, y, hollow). Hollow points are
 /// labelled (oversubscribed) measurements.
+#[derive(Clone)]
 pub struct Line {
     pub name: String,
     pub color: RGBColor,
@@ -337,6 +338,9 @@ pub fn config_color(config: &str) -> RGBColor {
         "rdma-emulated" | "rdma-emulated, EC on" => RGBColor(31, 119, 180),
         "rdma-emulated, EC off" => RGBColor(23, 190, 207),
         "paper" => RGBColor(44, 160, 44),
+        c if c.starts_with("rayon") => RGBColor(140, 86, 75),
+        "frame model" => RGBColor(127, 127, 127),
+        "call model" => RGBColor(188, 189, 34),
         _ => RGBColor(148, 103, 189),
     }
 }

@@ -42,6 +42,8 @@ pub struct Scaling<'a> {
     pub ranks: Vec<u32>,
     cells: BTreeMap<(String, String, u32), Vec<&'a Run>>,
     seq: BTreeMap<(String, String), Vec<&'a Run>>,
+    /// rayon's and the child models' `--vs-seq` runs, by (bench, peer).
+    seq_peers: BTreeMap<(String, String), Vec<&'a Run>>,
 }
 
 impl<'a> Scaling<'a> {
@@ -61,15 +63,19 @@ impl<'a> Scaling<'a> {
         }
         configs.sort_by_key(|c| CONFIG_ORDER.iter().position(|o| o == c).unwrap_or(99));
         ranks.sort_unstable();
-        let mut seq: BTreeMap<(String, String), Vec<&Run>> = BTreeMap::new();
+        let (mut seq, mut seq_peers): (BTreeMap<_, Vec<&Run>>, BTreeMap<_, Vec<&Run>>) = Default::default();
         for r in res.of("seq") {
-            seq.entry((r.bench.clone(), r.mode.clone())).or_default().push(r);
+            match r.peer() {
+                Some(p) => seq_peers.entry((r.bench.clone(), p)).or_default().push(r),
+                None => seq.entry((r.bench.clone(), r.mode.clone())).or_default().push(r),
+            }
         }
         Scaling {
             configs,
             ranks,
             cells,
             seq,
+            seq_peers,
         }
     }
 
@@ -139,17 +145,27 @@ impl<'a> Scaling<'a> {
     /// from the `--seq` run and the one-rank scaling runs (medians).
     pub fn one_rank_vs_seq(&self, b: &str, mode: &str, par_config: &str) -> [Option<f64>; 4] {
         let run = self.seq_run(b, mode);
-        if let Some(r) = run.filter(|r| r.num(&["vs_seq", "ratio"]).is_some()) {
-            return [
-                r.num(&["vs_seq", "seq_time_s"]),
-                r.time_s(),
-                r.num(&["vs_seq", "ratio"]),
-                r.num(&["vs_seq", "ratio_median"]),
-            ];
+        if let Some(paired) = run.and_then(paired_vs_seq) {
+            return paired;
         }
         let seq = run.and_then(Run::time_s);
         let par = self.time(b, par_config, 1);
         [seq, par, seq.zip(par).map(|(a, p)| p / a), None]
+    }
+
+    /// Fig. 12 for rayon or a child model (issue 35), by its label
+    /// ([`Run::peer`]): the same four numbers from its `--vs-seq` run.
+    pub fn peer_vs_seq(&self, b: &str, peer: &str) -> Option<[Option<f64>; 4]> {
+        paired_vs_seq(median_run(self.seq_peers.get(&(b.to_string(), peer.to_string()))?)?)
+    }
+
+    /// The peers measured against the serial elision, in the report's
+    /// order (rayon first, then the floor: the frame model, the call).
+    pub fn seq_peers(&self) -> Vec<String> {
+        let mut p: Vec<String> = self.seq_peers.keys().map(|k| k.1.clone()).collect();
+        p.sort_by_key(|x| (!x.starts_with("rayon"), !x.starts_with("frame"), x.clone()));
+        p.dedup();
+        p
     }
 
     /// Share of the run's processor time spent in fetch-and-add handlers
@@ -181,6 +197,18 @@ impl<'a> Scaling<'a> {
         }
         s
     }
+}
+
+/// (serial time, the run's time, their ratio, the median of the rounds'
+/// ratios) of a `--vs-seq` run: both times paired in one process.
+fn paired_vs_seq(r: &Run) -> Option<[Option<f64>; 4]> {
+    r.num(&["vs_seq", "ratio"])?;
+    Some([
+        r.num(&["vs_seq", "seq_time_s"]),
+        r.time_s(),
+        r.num(&["vs_seq", "ratio"]),
+        r.num(&["vs_seq", "ratio_median"]),
+    ])
 }
 
 /// Every benchmark run, one CSV row each (repetitions, failures, serial
@@ -326,7 +354,33 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
         }
         rel.push((m.clone(), plot::config_color(m), v));
     }
+    // Beside ours (issue 35): rayon on one thread, and the floor of a
+    // child-first spawn (a child with no runtime).
+    for p in s.seq_peers() {
+        let mut v = Vec::new();
+        for b in &benches {
+            let [seq, par, r, median] = s.peer_vs_seq(b, &p).unwrap_or_default();
+            md.push(vec![
+                bench_title(b).into(),
+                size_of(res, b),
+                if p.starts_with("rayon") {
+                    p.clone()
+                } else {
+                    format!("floor: {p} (no runtime)")
+                },
+                secs(seq),
+                secs(par),
+                times(r),
+                times(median),
+            ]);
+            v.push(r);
+        }
+        rel.push((p.clone(), plot::config_color(&p), v));
+    }
     let groups: Vec<String> = benches.iter().map(|b| bench_title(b).to_string()).collect();
+    // rayon's BTC (two scope spawns per task) can be tens of times the
+    // serial time: on a linear axis every other bar would be flat.
+    let log_y = rel.iter().flat_map(|s| s.2.iter().flatten()).any(|&r| r > 10.0);
     let img = ctx.plot("overhead", "relative time to the serial elision", |path| {
         let areas = plot::figure(path, "Fig. 12: one rank, relative to the serial elision (--seq)", 1, 1)?;
         plot::bar_panel(
@@ -337,7 +391,7 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
                 groups,
                 series: rel,
                 stacked: false,
-                log_y: false,
+                log_y,
                 reference: Some((1.0, "serial elision".into())),
                 value_labels: true,
                 y_percent: false,
@@ -357,13 +411,22 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
     } else {
         " (separate runs: the median `--seq` run against the median one-rank run)"
     };
+    let peers = if s.seq_peers().is_empty() {
+        " rayon and the floor were not measured in this run (no `--rayon 1` or `--model-child` rows)."
+    } else {
+        " Beside ours, paired the same way: rayon with one thread (`--rayon 1`, the same kernel under \
+         `rayon::join`/`scope`), and the floor under any child-first runtime, the serial elision with each \
+         child through a model with no runtime (`--model-child`: `frame`, the child in a frame of its own \
+         with a copy of its closure, in a panic guard; `call`, the closure passed by value to an \
+         out-of-line function)."
+    };
     let text = format!(
         "Each benchmark on one rank (empty check on) against its serial elision — the same code \
          with `spawn`/`join` replaced by calls, in the same binary{how}. The paper (Fig. 12, {}) found \
          RDMA-emulated within 1.16× of MassiveThreads; the difference between modes here is the \
          spawn path (Table 2). BTC does no work besides creating tasks, so its ratio is the cost of \
          a spawn+join over a function call that the compiler can flatten; UTS (SHA-1 per node) and \
-         NQueens show what real work leaves of it.\n\n{}\n{}",
+         NQueens show what real work leaves of it.{peers}\n\n{}\n{}",
         paper::FIG12_SIZES,
         md.markdown(),
         img
