@@ -659,6 +659,7 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
                 "unanswered_steal_waits": s.unanswered_steal_waits,
                 "unanswered_steal_wait_s": r3(s.unanswered_steal_wait_ns as f64 * 1e-6) / 1e3,
                 "worker_cpu_s": r3(s.worker_cpu_ns as f64 * 1e-6) / 1e3,
+                "process_cpu_s": r3(s.process_cpu_ns as f64 * 1e-6) / 1e3,
                 "cpu_per_wall": r3(s.worker_cpu_ns as f64 * 1e-9 / wall),
             })
         })
@@ -668,6 +669,20 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
     m.insert("time_s".into(), json!(r3(wall * 1e3) / 1e3));
     m.insert("serial_time_s".into(), json!(r3(serial_wall * 1e3) / 1e3));
     m.insert("idle_ranks_cpu_per_wall".into(), json!(r3(idle_cpu)));
+    // The same for the whole processes (the rdma-emulated poller and
+    // GASNet's threads too), and the job's CPU per wall second over the
+    // serial run (every rank's process).
+    let process = |s: &uat::Stats| s.process_cpu_ns as f64 * 1e-9 / serial_wall;
+    m.insert(
+        "idle_ranks_process_cpu_per_wall".into(),
+        json!(r3(
+            serial_only[1..].iter().map(process).sum::<f64>() / idle.len().max(1) as f64
+        )),
+    );
+    m.insert(
+        "job_cpu_per_wall".into(),
+        json!(r3(serial_only.iter().map(process).sum::<f64>())),
+    );
     m.insert(
         "idle_ranks_quiescent_share".into(),
         json!(r3(serial_only[1..]

@@ -7,7 +7,9 @@
 //!   neighbour pins the cache block that held a freed allocation's bytes;
 //! - `flag_data`: `data.set(0, 42); flag.swap(1, Release)` on one rank,
 //!   `while flag.load(Acquire) == 0 {}; data.get(0)` on the other (which
-//!   had cached `data`) reads 42;
+//!   had cached `data`) reads 42; `flag_data_home_reader`: the same with
+//!   `data` homed on the reader, so that the writer's Release must write
+//!   its cached write back;
 //! - `between_runs`: a write on the runtime's thread between runs reaches
 //!   its home by the next collective, and a rank that cached the old bytes
 //!   sees the new ones after it.
@@ -50,15 +52,18 @@ fn fresh_zeroed(home: u32) -> u64 {
     seen
 }
 
-/// The flag/data pattern between two tasks on two ranks: returns what the
-/// reader saw before and after the flag, and the rank it ran on.
-fn flag_data(relaxed: bool) -> (u64, u64, u32) {
+/// The flag/data pattern between two tasks on two ranks, `data` homed on
+/// `home`: on the writer's rank (0), the reader holds a cached copy that
+/// its Acquire must forget; on the reader's, the writer's write is cached
+/// dirty and its Release must write it back. Returns what the reader saw
+/// before and after the flag, and the rank it ran on.
+fn flag_data(relaxed: bool, home: u32) -> (u64, u64, u32) {
     let (release, acquire) = if relaxed {
         (Relaxed, Relaxed)
     } else {
         (Release, Acquire)
     };
-    let data = GlobalSlice::<u64>::alloc_on(0, 1);
+    let data = GlobalSlice::<u64>::alloc_on(home, 1);
     let flag = GlobalAtomicU64::new(0);
     let ready = GlobalAtomicU64::new(0);
     let writer = uat::spawn(move || {
@@ -106,7 +111,8 @@ fn main() {
     }
     let zeroed = rt.run(move || fresh_zeroed(last));
     let relaxed = opt.relaxed;
-    let (before, after, reader_rank) = rt.broadcast_value(rt.run(move || flag_data(relaxed)));
+    let (before, after, reader_rank) = rt.broadcast_value(rt.run(move || flag_data(relaxed, 0)));
+    let (before_r, after_r, reader_rank_r) = rt.broadcast_value(rt.run(move || flag_data(relaxed, last)));
     // Between runs, on the runtime's thread: rank 0 writes the last rank's
     // memory (cached across the network); the home then reads it after a
     // collective, writes it again, and rank 0 must see that after another.
@@ -131,10 +137,10 @@ fn main() {
         let zeroed = zeroed.unwrap_or(u64::MAX);
         println!(
             "{{\"ranks\":{},\"fresh_zeroed\":{zeroed},\"flag_data\":{{\"before\":{before},\"after\":{after},\
-             \"reader_rank\":{reader_rank},\"relaxed\":{relaxed}}},\"between_runs_looks\":{between}}}",
+             \"reader_rank\":{reader_rank},\"relaxed\":{relaxed}}},\"flag_data_home_reader\":{{\"before\":{before_r},\"after\":{after_r},\"reader_rank\":{reader_rank_r}}},\"between_runs_looks\":{between}}}",
             gasnet.size()
         );
-        ok = zeroed == 0 && (relaxed || after == 42) && between == 2;
+        ok = zeroed == 0 && (relaxed || (after == 42 && after_r == 42)) && between == 2;
     }
     let ok = rt.broadcast(u64::from(ok)) == 1;
     rt.exit(i32::from(!ok))

@@ -41,7 +41,8 @@ enum Case {
     /// answer stays exact.
     Fuzz,
     /// Rank 1 starts the runtime with another lifeline graph
-    /// (`UAT_LIFELINE_Z`) than rank 0: the start is refused.
+    /// (`UAT_LIFELINE_Z=3` in its environment) than rank 0: the start is
+    /// refused.
     SettingsDisagree,
 }
 
@@ -113,10 +114,12 @@ fn tree(depth: u32, force: bool) -> u64 {
 
 fn main() {
     let (gasnet, opt) = uat::cli::start::<Options>("misuse");
-    let mut config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
     if opt.case == Case::SettingsDisagree && gasnet.rank() == 1 {
-        config = config.lifeline_dimensions(3);
+        // Rank 1's environment differs from rank 0's (set before any other
+        // thread of ours exists).
+        std::env::set_var("UAT_LIFELINE_Z", "3");
     }
+    let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
     // SAFETY: every case but vec-across-spawn keeps only numbers across
     // spawn and join; vec-across-spawn breaks the contract on purpose, to
     // show what happens (a wrong answer or a crash) and what the migration

@@ -46,6 +46,12 @@ fn coherence_holds_at_the_edges_fresh_memory_atomics_and_collectives() {
         assert_eq!(json["fresh_zeroed"], 0, "cache {cache}: {}", out.describe());
         assert_eq!(json["flag_data"]["after"], 42, "cache {cache}: {}", out.describe());
         assert_eq!(
+            json["flag_data_home_reader"]["after"],
+            42,
+            "cache {cache}: {}",
+            out.describe()
+        );
+        assert_eq!(
             json["flag_data"]["reader_rank"],
             1,
             "the reader ran on the other rank: {}",

@@ -79,6 +79,8 @@ gex_Event_t uat_put_nb(gex_Rank_t rank, void *dst, const void *src, size_t nbyte
 gex_Event_t uat_barrier_nb(void);
 /* Root's src (nbytes) into every rank's dst (local buffers). Collective. */
 gex_Event_t uat_broadcast_nb(gex_Rank_t root, void *dst, const void *src, size_t nbytes);
+/* The largest of every rank's src into every rank's dst. Collective. */
+gex_Event_t uat_max_u64_nb(uint64_t *dst, const uint64_t *src);
 /* 1 when done (the event is then consumed), 0 when not yet. */
 int uat_event_test(gex_Event_t event);
 void uat_event_wait(gex_Event_t event);

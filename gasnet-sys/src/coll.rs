@@ -82,4 +82,15 @@ impl Gasnet {
             unsafe { raw::uat_broadcast_nb(root, data.as_mut_ptr() as *mut _, src.as_ptr() as *const _, data.len()) };
         Event(Some(ev)).wait();
     }
+
+    /// The largest of every rank's `value`, on every rank. Collective;
+    /// needs no segment.
+    pub fn max_over_ranks(self, value: u64) -> u64 {
+        let mut max = 0u64;
+        // SAFETY: init succeeded; both are valid u64s that outlive the
+        // operation, completed below.
+        let ev = unsafe { raw::uat_max_u64_nb(&mut max, &value) };
+        Event(Some(ev)).wait();
+        max
+    }
 }

@@ -66,6 +66,14 @@ pub fn patiently<R>(patience: Patience, f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Ends this thread's patience for the rest of the [`patiently`] scope it
+/// is in: the target answered, and the operations that follow it go at
+/// full speed (a thief that claimed an entry must not sleep while its
+/// victim waits for the release).
+pub fn end_patience() {
+    PATIENCE.with(|p| p.set(None));
+}
+
 /// This thread's wait counts so far.
 pub fn counts() -> WaitCounts {
     COUNTS.with(Cell::get)

@@ -30,10 +30,14 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         return None;
     }
     // (bench, mode, ranks, conduit) -> setting -> runs
-    let mut groups: BTreeMap<(String, String, u32, String), BTreeMap<&str, Vec<&Run>>> = BTreeMap::new();
+    type Key = (String, String, u32, String);
+    let mut groups: BTreeMap<Key, BTreeMap<&str, Vec<&Run>>> = BTreeMap::new();
     for r in &runs {
         if let Some(s) = setting(r) {
-            let conduit = r.conduit.clone().unwrap_or_else(|| res.meta_str("conduit"));
+            let mut conduit = r.conduit.clone().unwrap_or_else(|| res.meta_str("conduit"));
+            if r.env.contains("GASNET_SUPERNODE_MAXSIZE=1") {
+                conduit.push_str(" (no shared memory)");
+            }
             groups
                 .entry((label(r), r.mode.clone(), r.ranks, conduit))
                 .or_default()

@@ -1,6 +1,14 @@
 //! Test support: random Active Messages at the edges of every handler the
 //! runtime registers (issue 32, "fuzz the edges"). See
-//! [`crate::fuzz_handlers`].
+//! `testing::fuzz_handlers`.
+//!
+//! The trust boundary: every rank of the job is the same program and is
+//! trusted. A handler refuses what is malformed (addresses outside its
+//! range, unaligned, unknown slots, states and ranks, stale sequence
+//! numbers); it cannot tell a well-formed message that is wrong in
+//! intent (freeing another rank's live block or finished cell, a
+//! fetch-and-add on a live deque word) from a real one, so the fuzz does
+//! not send those.
 //!
 //! Unregistered handler indices and wrong argument counts are not sent:
 //! `Gasnet::request` asserts, before anything leaves this rank, that the
@@ -71,7 +79,7 @@ fn near(rng: &mut Rng, lo: usize, hi: usize, step: usize) -> usize {
 }
 
 /// Sends `count` requests with random payloads to each of the handlers the
-/// runtime registers on `target` (see [`crate::fuzz_handlers`]); returns
+/// runtime registers on `target` (see `testing::fuzz_handlers`); returns
 /// how many it sent.
 pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
     let g = w.gasnet;

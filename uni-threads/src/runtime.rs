@@ -95,9 +95,11 @@ impl Runtime {
     /// And for global memory ([`crate::global`]): two tasks that may run at
     /// the same time (neither has joined the other, directly or through
     /// other joins) must not check out overlapping elements when one of
-    /// them writes. Checkouts hand out ordinary slices of memory that other
-    /// processes may map; fork-join programs without such races see
-    /// exactly what they wrote (the coherence rules in `crate::global`).
+    /// them writes, and a task must not free memory that another task may
+    /// have checked out at the same time. Checkouts hand out ordinary
+    /// slices of memory that other processes may map; fork-join programs
+    /// without such races see exactly what they wrote (the coherence rules
+    /// in `crate::global`).
     pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
         if worker::is_running() {
             return Err(StartError::Other(
@@ -217,6 +219,7 @@ impl Runtime {
                 lowest_ctx: usize::MAX.into(),
                 handler_cycles_at_start: 0.into(),
                 cpu_ns_at_start: 0.into(),
+                process_cpu_ns_at_start: 0.into(),
             },
             poller: poller.into(),
             memory,
@@ -257,7 +260,10 @@ impl Runtime {
         w.run.id.set(w.run.id.get() + 1);
         w.reset_stats();
         w.run.handler_cycles_at_start.set(am_fad::handler_cycles());
-        w.run.cpu_ns_at_start.set(thread_cpu_ns());
+        w.run.cpu_ns_at_start.set(cpu_ns(libc::CLOCK_THREAD_CPUTIME_ID));
+        w.run
+            .process_cpu_ns_at_start
+            .set(cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID));
         w.lifelines.reset();
         w.memory.acquire(w);
         let cell = if w.rank == 0 {
@@ -287,8 +293,12 @@ impl Runtime {
         }
         let w = worker();
         w.memory.end_of_run(w);
-        let cpu = thread_cpu_ns().saturating_sub(w.run.cpu_ns_at_start.get());
-        w.run.counters.update(|c| c.worker_cpu_ns = cpu);
+        let cpu = cpu_ns(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(w.run.cpu_ns_at_start.get());
+        let process = cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(w.run.process_cpu_ns_at_start.get());
+        w.run.counters.update(|c| {
+            c.worker_cpu_ns = cpu;
+            c.process_cpu_ns = process;
+        });
         // Every spawned task must have been joined: a leaked handle leaves a
         // task that no one waits for (it may even still be running, on a
         // rank that reaches this gather only when it is done).
@@ -621,9 +631,13 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
 }
 
 /// The settings every rank must share (`Config::SETTINGS`' `agree`) are
-/// rank 0's on every rank: a rank that differs ends the job naming the
-/// variable and both values. Runs before the arena is mapped (its layout
-/// comes from some of these settings), with a broadcast that needs none.
+/// rank 0's on every rank: otherwise every rank that differs says which
+/// variable and both values (as set: `auto` and an explicit value equal to
+/// it differ), and the whole job ends, every rank together (a rank that
+/// ended alone would leave the others in the next collective, where a
+/// conduit may not see its exit). Runs before the arena is mapped (its
+/// layout comes from some of these settings), with collectives that need
+/// no segment.
 fn check_settings_agree(gasnet: Gasnet, config: &Config) -> Result<(), StartError> {
     const BYTES: usize = 4096;
     let mine: Vec<(&str, String)> = config
@@ -637,16 +651,22 @@ fn check_settings_agree(gasnet: Gasnet, config: &Config) -> Result<(), StartErro
     buf[..n].copy_from_slice(&text.as_bytes()[..n]);
     gasnet.broadcast(0, &mut buf);
     let root = String::from_utf8_lossy(&buf);
-    for ((var, show), line) in mine.iter().zip(root.lines()) {
+    let mismatch = mine.iter().zip(root.lines()).find_map(|((var, show), line)| {
         let theirs = line.strip_prefix(var).and_then(|l| l.strip_prefix('=')).unwrap_or(line);
-        if theirs != show {
-            return Err(StartError::Other(format!(
+        (theirs != show).then(|| {
+            format!(
                 "{var} must be the same on every rank: {var}={show} on rank {}, but {var}={theirs} on rank 0",
                 gasnet.rank()
-            )));
-        }
+            )
+        })
+    });
+    if gasnet.max_over_ranks(u64::from(mismatch.is_some())) == 0 {
+        return Ok(());
     }
-    Ok(())
+    if let Some(message) = mismatch {
+        gasnet_sys::report(format_args!("error: {message}"));
+    }
+    gasnet.exit(1)
 }
 
 /// A private read-write stack with a guard page below; returns its top.
@@ -684,11 +704,11 @@ fn lifelines_setting(c: &Config) -> String {
     format!("on w={} z={z}", c.lifeline_attempts)
 }
 
-/// CPU time of the calling thread, in nanoseconds.
-fn thread_cpu_ns() -> u64 {
+/// CPU time of the calling thread or process (`clock`), in nanoseconds.
+fn cpu_ns(clock: libc::clockid_t) -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: writes the timespec we own; the clock id is valid.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    // SAFETY: writes the timespec we own; the clock id is a valid one.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 

@@ -174,6 +174,9 @@ stats! {
     /// CPU time of the worker thread during the run (the `rdma-emulated`
     /// poller thread not included).
     worker_cpu_ns: Sum Nanos,
+    /// CPU time of the whole process during the run: the worker, the
+    /// `rdma-emulated` poller and GASNet's own threads.
+    process_cpu_ns: Sum Nanos,
     /// Global memory (`uat::global`): cache blocks a checkout found valid
     /// (network only; 0 where every rank's memory is mapped).
     cache_hits: Sum Count,
@@ -197,8 +200,9 @@ impl Counters {
     #[inline(always)]
     pub(crate) fn update(&self, f: impl FnOnce(&mut Stats)) {
         // SAFETY: only the worker thread touches its counters (module docs),
-        // and `f` cannot reach `self` again (no reentrancy: it gets the
-        // `&mut Stats` only, and Counters is not reachable from a Stats).
+        // and no closure passed here reaches a Counters (every caller, in
+        // this crate only, passes a closure that updates the Stats fields
+        // it is given), so the `&mut Stats` is the only reference.
         f(unsafe { &mut *self.0.get() })
     }
 

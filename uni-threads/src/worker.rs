@@ -79,6 +79,8 @@ pub(crate) struct RunState {
     pub handler_cycles_at_start: Cell<u64>,
     /// The worker thread's CPU time when the run started (ns).
     pub cpu_ns_at_start: Cell<u64>,
+    /// The process's CPU time (all its threads) when the run started (ns).
+    pub process_cpu_ns_at_start: Cell<u64>,
 }
 
 /// This process's scheduler state: who it is (GASNet, rank, configuration,

@@ -244,7 +244,9 @@ settings! {
     agree false; check |_| Ok(());
 
     /// Re-execute the program once with address randomisation off, so that
-    /// code and statics lie at the same address in every rank.
+    /// code and statics lie at the same address in every rank. Read from
+    /// the environment by `uat::addresses` before GASNet starts (before any
+    /// `Config` exists): the builder method only records the value.
     fix_addresses: bool = true; set bool;
     get get_fix_addresses; env "UAT_FIX_ADDRESSES", e.g. "off";
     what "re-execute with address randomisation off"; values BOOL_SYNTAX; default "on";

@@ -209,4 +209,7 @@ impl VictimWords for RemoteDeque<'_> {
     fn get_tail(&self) -> u64 {
         self.gasnet.get_u64(self.rank, self.word(words::TAIL))
     }
+    fn answered(&self) {
+        gasnet_sys::wait::end_patience()
+    }
 }

@@ -201,6 +201,10 @@ pub(crate) trait VictimWords {
     fn head_and_tail(&self) -> (u64, u64);
     fn put_head(&self, head: u64);
     fn get_tail(&self) -> u64;
+    /// The victim answered the attempt's first operation: the rest of the
+    /// attempt goes at full speed (a thief that may hold a claim or the
+    /// victim's lock must not sleep; see `gasnet_sys::wait`).
+    fn answered(&self) {}
 }
 
 // ---------------------------------------------------------------------------
@@ -546,12 +550,17 @@ pub(crate) fn claim<V: VictimWords>(
 ) -> Result<Claimed, Miss> {
     match protocol {
         Protocol::Split => {
-            if empty_check && !has_shared(v, protocol) {
-                v.request();
-                return Err(Miss::Empty);
+            if empty_check {
+                let shared = has_shared(v, protocol);
+                v.answered();
+                if !shared {
+                    v.request();
+                    return Err(Miss::Empty);
+                }
             }
             times.empty_checked = now();
             let (h, s) = unpack(v.split_fetch_add(1));
+            v.answered();
             if h >= s {
                 v.request();
                 return Err(Miss::ClaimFailed);
@@ -563,11 +572,17 @@ pub(crate) fn claim<V: VictimWords>(
             })
         }
         Protocol::Paper => {
-            if empty_check && !has_shared(v, protocol) {
-                return Err(Miss::Empty);
+            if empty_check {
+                let shared = has_shared(v, protocol);
+                v.answered();
+                if !shared {
+                    return Err(Miss::Empty);
+                }
             }
             times.empty_checked = now();
-            if !v.try_lock() {
+            let locked = v.try_lock();
+            v.answered();
+            if !locked {
                 return Err(Miss::ClaimFailed);
             }
             let (h, t) = v.head_and_tail();

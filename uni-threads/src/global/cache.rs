@@ -328,8 +328,11 @@ impl Cache {
 
     /// The part of `[addr, addr + len)` in pinned block `b` of `rank`:
     /// clean, and zero when `zeroed`. No reference covers those bytes: the
-    /// checkout that pins the block covers others (overlapping checkouts are
-    /// refused, and so is freeing memory inside a checkout of it).
+    /// checkouts that pin the block are this process's, and each covers
+    /// other bytes — this thread's overlapping checkouts are refused, and
+    /// so is freeing memory inside this thread's checkout of it; another
+    /// task's checkout of memory being freed or reallocated is a race
+    /// `Runtime::start`'s contract excludes.
     fn scrub_pinned(&mut self, rank: u32, b: usize, addr: usize, len: usize, zeroed: bool) {
         let blo = self.heap_lo + b * self.block;
         let from = addr.max(blo) - blo;

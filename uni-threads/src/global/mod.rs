@@ -37,8 +37,10 @@
 //! pays nothing more.
 //!
 //! Programs must not let two tasks that may run at the same time (neither
-//! joined the other) check out overlapping memory when one of them writes:
-//! the contract taken on at `Runtime::start`.
+//! joined the other) check out overlapping memory when one of them writes,
+//! nor free memory another such task may have checked out: the contract
+//! taken on at `Runtime::start`. Freeing memory inside this thread's own
+//! checkout of it is refused (the job ends with a message).
 
 mod atomic;
 mod cache;
