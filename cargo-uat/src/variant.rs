@@ -51,18 +51,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_parse_back_and_bad_ones_list_the_choices() {
-        for c in Conduit::ALL {
-            assert_eq!(c.name().parse::<Conduit>(), Ok(c));
-        }
-        for m in Fad::ALL {
-            assert_eq!(m.name().parse::<Fad>(), Ok(m));
-        }
-        let e = "tcp".parse::<Conduit>().unwrap_err();
-        assert!(e.contains("smp, udp, mpi, ibv"), "{e}");
-    }
-
-    #[test]
     fn features_for_a_dependent_and_for_the_workspace() {
         let v = Variant {
             conduit: Conduit::Udp,

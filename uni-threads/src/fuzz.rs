@@ -28,22 +28,21 @@ use crate::future::{CELL_FREE, CELL_SIZE};
 use crate::global::heap::{self, GLOBAL_FREE, HEADER};
 use crate::lifeline::{LIFELINE_REGISTER, LIFELINE_WAKE, MAX_LIFELINES};
 use crate::worker::Worker;
+use rand::rngs::SmallRng;
+use rand::{Rng as _, RngExt, SeedableRng};
 
-/// splitmix64: a small seeded generator (reproducible payloads per seed).
-struct Rng(u64);
+/// The fuzz's generator: `rand`'s small seeded one (reproducible
+/// payloads per seed), with the two draws the fuzz makes.
+struct Rng(SmallRng);
 
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// One of `choices`.
     fn pick<T: Copy>(&mut self, choices: &[T]) -> T {
-        choices[(self.next() % choices.len() as u64) as usize]
+        choices[self.0.random_range(0..choices.len())]
     }
 }
 
@@ -83,7 +82,9 @@ fn near(rng: &mut Rng, lo: usize, hi: usize, step: usize) -> usize {
 /// how many it sent.
 pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
     let g = w.gasnet;
-    let mut rng = Rng(seed ^ (u64::from(w.rank) << 32) ^ u64::from(target));
+    let mut rng = Rng(SmallRng::seed_from_u64(
+        seed ^ (u64::from(w.rank) << 32) ^ u64::from(target),
+    ));
     let mut sent = 0u64;
     let request = |handler: u8, args: &[u32], sent: &mut u64| {
         g.request(target, handler, args);
