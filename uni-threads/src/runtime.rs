@@ -115,7 +115,7 @@ impl Runtime {
                 deque::MAX_CAPACITY
             )));
         }
-        check_settings_agree(gasnet, &config)?;
+        check_settings_agree(gasnet, &config);
         let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
@@ -638,13 +638,9 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
 /// conduit may not see its exit). Runs before the arena is mapped (its
 /// layout comes from some of these settings), with collectives that need
 /// no segment.
-fn check_settings_agree(gasnet: Gasnet, config: &Config) -> Result<(), StartError> {
+fn check_settings_agree(gasnet: Gasnet, config: &Config) {
     const BYTES: usize = 4096;
-    let mine: Vec<(&str, String)> = config
-        .agreement()
-        .into_iter()
-        .map(|(var, _, show)| (var, show))
-        .collect();
+    let mine = config.agreement();
     let text: String = mine.iter().map(|(var, show)| format!("{var}={show}\n")).collect();
     let mut buf = [0u8; BYTES];
     let n = text.len().min(BYTES);
@@ -661,7 +657,7 @@ fn check_settings_agree(gasnet: Gasnet, config: &Config) -> Result<(), StartErro
         })
     });
     if gasnet.max_over_ranks(u64::from(mismatch.is_some())) == 0 {
-        return Ok(());
+        return;
     }
     if let Some(message) = mismatch {
         gasnet_sys::report(format_args!("error: {message}"));

@@ -107,10 +107,10 @@ macro_rules! settings {
                 [$( format!("{}={}", $var, self.$field.show()) ),*].join(" ")
             }
 
-            /// The settings every rank must share: variable, word, value.
-            pub(crate) fn agreement(&self) -> Vec<(&'static str, u64, String)> {
+            /// The settings every rank must share: variable, value as set.
+            pub(crate) fn agreement(&self) -> Vec<(&'static str, String)> {
                 let mut v = Vec::new();
-                $( if $agree { v.push(($var, self.$field.word(), self.$field.show())); } )*
+                $( if $agree { v.push(($var, self.$field.show())); } )*
                 v
             }
 

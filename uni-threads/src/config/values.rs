@@ -116,13 +116,14 @@ pub(super) fn parse_size(text: &str) -> Option<usize> {
 
 /// A setting's value type: how the environment's text becomes one (the
 /// variable is named in every refusal), how it prints at start-up and in
-/// the README's table, and a word that two ranks' values can be compared by.
+/// the README's table, and (tests) a word that tells values apart.
 pub(crate) trait SettingValue: Sized {
     /// Parses `text`, the value of the variable `var`.
     fn parse(var: &str, text: &str) -> Result<Self, ConfigError>;
     /// As a person would write it back into the variable.
     fn show(&self) -> String;
-    /// A word equal for equal values (the start-up agreement check).
+    /// A word equal for equal values (the tests tell settings apart by it).
+    #[cfg(test)]
     fn word(&self) -> u64;
 }
 
@@ -149,6 +150,7 @@ impl SettingValue for bool {
     fn show(&self) -> String {
         if *self { "on" } else { "off" }.into()
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -161,6 +163,7 @@ impl SettingValue for usize {
     fn show(&self) -> String {
         fmt_size(*self)
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -175,6 +178,7 @@ impl SettingValue for u32 {
     fn show(&self) -> String {
         self.to_string()
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -189,6 +193,7 @@ impl SettingValue for u64 {
     fn show(&self) -> String {
         self.to_string()
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         *self
     }
@@ -203,6 +208,7 @@ impl<T: SettingValue> SettingValue for Option<T> {
     fn show(&self) -> String {
         self.as_ref().map_or_else(|| "auto".into(), T::show)
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         self.as_ref().map_or(u64::MAX, |v| v.word())
     }
@@ -229,6 +235,7 @@ impl SettingValue for StealProtocol {
     fn show(&self) -> String {
         self.name().into()
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -258,6 +265,7 @@ impl SettingValue for PollerWait {
         }
         .into()
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -278,6 +286,7 @@ impl SettingValue for PollerCores {
             PollerCores::List(l) => l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
         }
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         match self {
             PollerCores::From(b) => *b as u64,
@@ -307,6 +316,7 @@ impl SettingValue for CacheFault {
         }
         .into()
     }
+    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
