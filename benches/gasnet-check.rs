@@ -71,7 +71,7 @@ fn tag(from: u32, to: u32, salt: u64) -> u64 {
 
 /// Request: (sender, intended target, nonce). Replies with nonce + target + 1.
 extern "C" fn ping(token: Token, sender: Arg, target: Arg, nonce: Arg) {
-    let me = Gasnet::current().expect("GASNet is up while handlers run").rank();
+    let me = Gasnet::current_rank().expect("GASNet is up while handlers run");
     let ok = token.source() == sender && target == me;
     PINGS_SERVED.fetch_add(1, Ordering::Relaxed);
     let answer = if ok {

@@ -167,7 +167,7 @@ fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
     m.insert("bench".into(), json!(bench));
     m.insert("conduit".into(), json!(uat::CONDUIT.name()));
     m.insert("fad".into(), json!(uat::MODE.name()));
-    m.insert("ranks".into(), json!(rt.gasnet().size()));
+    m.insert("ranks".into(), json!(rt.ranks()));
     m.insert("fad_path".into(), json!(rt.fad_path()));
     m.insert("oversubscribed".into(), json!(rt.oversubscribed()));
     m.insert("steal_protocol".into(), json!(rt.steal_protocol().name()));
@@ -181,7 +181,9 @@ fn r3(x: f64) -> f64 {
 }
 
 fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
-    let g = rt.gasnet();
+    // SAFETY: the only segment operations are on one word of the peer's
+    // deque entries, outside any run (nobody pushes or steals meanwhile).
+    let g = unsafe { rt.gasnet() };
     let peer = if g.size() > 1 { 1 } else { 0 };
     let word = g.segment(peer).base + 4096 * 3; // inside the peer's deque entries: idle now
     let measure = |g: uat::gasnet::Gasnet| {
@@ -251,7 +253,8 @@ fn work_unit(x: u64) -> u64 {
 }
 
 fn fad_main(rt: &uat::Runtime, per_rank: u64, work: u64, table: bool) -> bool {
-    let g = rt.gasnet();
+    // SAFETY: used for rank, size, barriers and failing only.
+    let g = unsafe { rt.gasnet() };
     let n = g.size();
     if n < 2 {
         if g.rank() == 0 {
@@ -335,7 +338,8 @@ fn btc(depth: u32) -> u64 {
 }
 
 fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, table: bool) -> bool {
-    let g = rt.gasnet();
+    // SAFETY: used for rank, size, barriers and failing only.
+    let g = unsafe { rt.gasnet() };
     let mut total = uat::Stats::default();
     let mut verified = true;
     let mut reps = 0;
@@ -445,7 +449,8 @@ fn spin_spawning(fads: u64) -> Spinner {
 }
 
 fn attention_main(rt: &uat::Runtime, fads: u64, table: bool) -> bool {
-    let g = rt.gasnet();
+    // SAFETY: used for rank, size, barriers and failing only.
+    let g = unsafe { rt.gasnet() };
     if g.size() < 2 {
         g.fail("micro attention needs 2 or more ranks (one spawns, another fetch-and-adds on it)");
     }
@@ -491,7 +496,8 @@ fn attention_main(rt: &uat::Runtime, fads: u64, table: bool) -> bool {
 }
 
 fn spawn_main(rt: &uat::Runtime, iters: u64, reps: u32, table: bool) -> bool {
-    let gasnet = rt.gasnet();
+    // SAFETY: used for rank, size, barriers and failing only.
+    let gasnet = unsafe { rt.gasnet() };
 
     // rayon::join in a one-thread pool: nothing is stolen there either.
     let pool = rayon::ThreadPoolBuilder::new()
@@ -625,11 +631,11 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
     } else {
         first.saturating_sub(serial_end).max(1)
     };
-    let me = rt.gasnet().rank();
-    let to_first_task: Vec<u64> = (0..rt.gasnet().size())
+    let me = rt.rank();
+    let to_first_task: Vec<u64> = (0..rt.ranks())
         .map(|r| rt.sum_over_ranks(if r == me { mine } else { 0 }))
         .collect();
-    let one_clock = rt.gasnet().host_ranks().len() == rt.gasnet().size() as usize;
+    let one_clock = rt.host_ranks().len() == rt.ranks() as usize;
     let tasks = run.map(|(tasks, _)| tasks);
     if me != 0 {
         return true;

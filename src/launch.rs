@@ -141,7 +141,7 @@ where
     // SAFETY: the caller's contract, passed on.
     unsafe {
         launch_then(root, |result: T| {
-            if crate::gasnet::Gasnet::current().is_some_and(|g| g.rank() == 0) {
+            if crate::gasnet::Gasnet::current_rank() == Some(0) {
                 println!("{result:?}");
             }
             0

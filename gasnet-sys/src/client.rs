@@ -110,10 +110,25 @@ impl Gasnet {
     }
 
     /// The handle, if [`Gasnet::init`] has succeeded in this process.
-    pub fn current() -> Option<Gasnet> {
+    ///
+    /// # Safety
+    ///
+    /// The handle's RMA and atomic operations write any byte of any rank's
+    /// segment. A layer that keeps Rust state in the segments (the
+    /// uni-threads runtime keeps task stacks there) depends on nobody
+    /// conjuring a handle behind its back: the caller must not use the
+    /// handle's segment operations on memory such a layer owns.
+    pub unsafe fn current() -> Option<Gasnet> {
         INITIALISED
             .load(Ordering::Acquire)
             .then_some(Gasnet { _initialised: () })
+    }
+
+    /// This process's rank, if [`Gasnet::init`] has succeeded here.
+    pub fn current_rank() -> Option<u32> {
+        INITIALISED
+            .load(Ordering::Acquire)
+            .then(|| RANK.load(Ordering::Relaxed))
     }
 
     /// This process's rank in `0..size()`.

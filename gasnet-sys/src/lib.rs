@@ -24,6 +24,15 @@
 //! - [`Gasnet::barrier`] and the non-blocking [`Event`].
 //! - [`ops`]: per-thread counts of the remote operations the wrappers started.
 //!
+//! # Soundness
+//! The RMA and atomic methods are safe because a segment is bytes that no
+//! Rust reference covers, as long as the program that attached it keeps it
+//! so. A layer that puts Rust state in the segments (uni-threads: task
+//! stacks and frames) breaks that for everyone holding a handle, so it
+//! hands none to safe code: getting a handle once GASNet is up
+//! ([`Gasnet::current`]) is `unsafe`, and so are uni-threads'
+//! `Runtime::start` (for the handle passed in) and `Runtime::gasnet`.
+//!
 //! # Build
 //! Exactly one conduit feature: `smp`, `udp`, `mpi`, `ibv` (no default).
 //! `GASNET_PREFIX` selects an installed GASNet-EX; otherwise GASNet-EX

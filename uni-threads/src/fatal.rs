@@ -13,7 +13,8 @@ use crate::config::fmt_size;
 #[cold]
 #[inline(never)]
 pub(crate) fn fatal(msg: std::fmt::Arguments) -> ! {
-    match Gasnet::current() {
+    // SAFETY: only `fail` is called on the handle, which touches no segment.
+    match unsafe { Gasnet::current() } {
         Some(g) => g.fail(msg),
         None => {
             gasnet_sys::report(format_args!("error: {msg}"));

@@ -100,6 +100,13 @@ impl Runtime {
     /// slices of memory that other processes may map; fork-join programs
     /// without such races see exactly what they wrote (the coherence rules
     /// in `crate::global`).
+    ///
+    /// And for the network: from here on every rank's GASNet segment is the
+    /// runtime's arena (task stacks and frames, deques, control words), so
+    /// `gasnet` and every copy of it must not write or read the segment
+    /// with its RMA or atomic operations except where the caller's own
+    /// protocol owns the bytes: a put into another rank's segment can
+    /// overwrite a live frame. (That is why [`Runtime::gasnet`] is unsafe.)
     pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
         if worker::is_running() {
             return Err(StartError::Other(
@@ -452,8 +459,30 @@ impl Runtime {
         self.gasnet.exit(code)
     }
 
+    /// This process's rank.
+    pub fn rank(&self) -> u32 {
+        self.gasnet.rank()
+    }
+
+    /// The number of ranks in the job.
+    pub fn ranks(&self) -> u32 {
+        self.gasnet.size()
+    }
+
+    /// The ranks on this host (this one included), in rank order.
+    pub fn host_ranks(&self) -> Vec<u32> {
+        self.gasnet.host_ranks()
+    }
+
     /// The GASNet-EX handle the runtime runs on.
-    pub fn gasnet(&self) -> Gasnet {
+    ///
+    /// # Safety
+    ///
+    /// Every rank's segment is the runtime's arena: the handle's RMA and
+    /// atomic operations must not touch it except at addresses the
+    /// caller's own protocol owns (see [`Runtime::start`]); everything else
+    /// on the handle (rank, size, barriers, polling) is harmless.
+    pub unsafe fn gasnet(&self) -> Gasnet {
         self.gasnet
     }
 

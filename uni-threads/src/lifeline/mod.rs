@@ -27,10 +27,6 @@
 //!    memory it also looks at its buddies' deques then (one load each): an
 //!    entry pushed in the instant between a buddy's look at its attention
 //!    word and the registration, under a task that neither spawns nor
-//!    polls, would otherwise never be offered to it. In shared
-//!    memory it also looks at its buddies' deques then (one load each): an
-//!    entry pushed in the instant between a buddy's look at its attention
-//!    word and the registration, under a task that neither spawns nor
 //!    polls, would otherwise never be offered to it.
 //!
 //! **A worker with work** sees registrations through its attention word,
@@ -63,12 +59,23 @@
 //!
 //! Thieves skip victims that sleep where that costs a load (shared memory):
 //! a sleeping rank has no work (counted as `steal_attempts_saved`).
+//!
+//! The steps on the words, with the argument that no wake-up is lost:
+//! [`protocol`]; their model test: `tests.rs`.
+
+mod graph;
+mod protocol;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use graph::{default_dimensions, graph, incoming};
+use protocol::{OwnWord, Words, WAKER_BITS};
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-use am_fad::sleep::{self, Wake, AWAKE, QUIESCENT, SERVE};
+use am_fad::sleep::{self, Wake, AWAKE};
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 use gasnet_sys::wait::Patience;
 
@@ -142,8 +149,7 @@ extern "C" fn on_register(token: Token, dim: Arg) {
         ));
         return;
     }
-    own(slot(dim)).store(token.source() as u64 + 1, Ordering::SeqCst);
-    crate::attention::Attention::raise_own();
+    protocol::accept_registration(&ThisRank, dim, token.source());
 }
 
 extern "C" fn on_wake(token: Token, lo: Arg, hi: Arg) {
@@ -155,66 +161,7 @@ extern "C" fn on_wake(token: Token, lo: Arg, hi: Arg) {
         ));
         return;
     }
-    own(WOKEN_BY_WORD).store(tag, Ordering::SeqCst);
-    own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
-}
-
-/// Low bits of a `WOKEN_BY` word: the waker's rank plus one (the high bits
-/// hold the low bits of the waker's TSC at the wake-up).
-const WAKER_BITS: u32 = 20;
-
-/// The lifeline of dimension `d` of `rank` among `ranks`, in the cyclic
-/// hypercube of radix `radix`: the next rank on its cycle, or None.
-fn buddy(rank: u32, ranks: u32, radix: u64, d: u32) -> Option<u32> {
-    let place = radix.checked_pow(d)?;
-    let (rank, ranks) = (rank as u64, ranks as u64);
-    let mut q = rank;
-    loop {
-        let digit = (q / place) % radix;
-        q = q - digit * place + ((digit + 1) % radix) * place;
-        if q == rank {
-            return None;
-        }
-        if q < ranks {
-            return Some(q as u32);
-        }
-    }
-}
-
-/// The smallest radix `h ≥ 2` with `h^dims ≥ ranks`.
-fn radix(ranks: u32, dims: u32) -> u64 {
-    let mut h = 2u64;
-    while h.checked_pow(dims).is_some_and(|p| p < ranks as u64) {
-        h += 1;
-    }
-    h
-}
-
-/// The default dimension: `⌈log2 P⌉` (a binary hypercube, radix 2).
-pub(crate) fn default_dimensions(ranks: u32) -> u32 {
-    (32 - ranks.saturating_sub(1).leading_zeros()).min(MAX_LIFELINES as u32)
-}
-
-/// The lifelines of `rank`: `(dimension, buddy)` for each dimension that
-/// has one.
-pub(crate) fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
-    if ranks < 2 || dims == 0 {
-        return Vec::new();
-    }
-    let h = radix(ranks, dims);
-    (0..dims.min(MAX_LIFELINES as u32))
-        .filter_map(|d| buddy(rank, ranks, h, d).map(|b| (d, b)))
-        .collect()
-}
-
-/// The lifelines that end at `rank`: `(dimension, the rank they start
-/// from)` (each dimension has at most one: the slot's owner).
-pub(crate) fn incoming(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
-    (0..ranks)
-        .flat_map(|r| graph(r, ranks, dims).into_iter().map(move |(d, b)| (d, b, r)))
-        .filter(|&(_, b, _)| b == rank)
-        .map(|(d, _, r)| (d, r))
-        .collect()
+    protocol::accept_wake(&ThisRank, tag);
 }
 
 /// This rank's lifeline state (worker thread only).
@@ -223,6 +170,8 @@ pub(crate) struct Lifelines {
     /// Failed steal attempts in a row before quiescing (`w`).
     attempts: u32,
     buddies: Vec<(u32, u32)>,
+    /// The dimensions whose lifelines end here (the slots in use).
+    slots: Vec<u32>,
     /// Steal attempts failed since the last success or wake-up.
     failures: Cell<u32>,
     /// Every rank shares memory with this one: sleep on a futex.
@@ -280,7 +229,8 @@ impl Lifelines {
         for owner in &SLOT_OWNERS {
             owner.store(0, Ordering::Release);
         }
-        for (d, r) in incoming(rank, ranks, dims) {
+        let incoming = incoming(rank, ranks, dims);
+        for &(d, r) in &incoming {
             SLOT_OWNERS[d as usize].store(r + 1, Ordering::Release);
         }
         let mut host = vec![false; ranks as usize];
@@ -291,6 +241,7 @@ impl Lifelines {
             on: on && ranks > 1,
             attempts: attempts.max(1),
             buddies: graph(rank, ranks, dims),
+            slots: incoming.iter().map(|&(d, _)| d).collect(),
             failures: Cell::new(0),
             futex: all_shared,
             host,
@@ -343,13 +294,7 @@ impl Lifelines {
     /// The rank that woke this one, once (it is stolen from first).
     #[inline]
     pub(crate) fn take_waker(&self, w: &Worker) -> Option<u32> {
-        let word = own(WOKEN_BY_WORD);
-        if word.load(Ordering::Relaxed) == 0 {
-            return None;
-        }
-        let v = word.swap(0, Ordering::Acquire);
-        let waker = (v & ((1 << WAKER_BITS) - 1)) as u32;
-        waker.checked_sub(1).filter(|&r| r < w.ranks && r != w.rank)
+        protocol::take_waker(&ThisRank, w.rank, w.ranks)
     }
 
     /// Just woken for work: the time since the waker's wake-up, when the
@@ -373,58 +318,30 @@ impl Lifelines {
     /// whether some wait but could not be served now.
     pub(crate) fn wake_waiting(&self, w: &Worker, pushing: bool) -> bool {
         let can_serve = pushing || !w.deque.is_empty();
-        let mut pending = false;
-        for d in 0..MAX_LIFELINES as u32 {
-            let s = own(slot(d));
-            if s.load(Ordering::Relaxed) == 0 {
-                continue;
-            }
-            if !can_serve {
-                pending = true;
-                continue;
-            }
-            let v = s.swap(0, Ordering::AcqRel);
-            let Some(thief) = v.checked_sub(1).map(|r| r as u32).filter(|&r| r < w.ranks) else {
-                continue;
-            };
-            let tag = (crate::tsc::now() << WAKER_BITS) | (w.rank as u64 + 1);
-            match shared_word(w, thief, WOKEN_BY_WORD) {
-                Some(woken_by) => {
-                    woken_by.store(tag, Ordering::SeqCst);
-                    wake(w.gasnet, thief);
-                }
-                None => w.gasnet.request(thief, LIFELINE_WAKE, &split_u64(tag)),
-            }
-            w.run.counters.update(|c| c.lifeline_wakes += 1);
+        let tag = || (crate::tsc::now() << WAKER_BITS) | (w.rank as u64 + 1);
+        let served = protocol::serve_waiting(&WorkerWords(w), &self.slots, w.ranks, can_serve, tag);
+        if served.woken != 0 {
+            w.run.counters.update(|c| c.lifeline_wakes += served.woken as u64);
         }
-        pending
+        served.pending
     }
 
     /// Quiesces (the module docs' steps 1–4). Returns a continuation stolen
     /// from a lifeline buddy, or None when the sleep ended (woken, the run
     /// finished, or a suspended thread can resume): the scheduler decides.
     pub(crate) fn quiesce(&self, w: &Worker) -> Option<Entry> {
-        let me = w.rank;
-        own(SLEEP_WORD).store(QUIESCENT, Ordering::SeqCst);
-        for &(d, b) in &self.buddies {
-            match shared_word(w, b, slot(d)) {
-                Some(word) => {
-                    word.store(me as u64 + 1, Ordering::SeqCst);
-                    am_fad::raise_attention(w.gasnet, b, crate::arena::ATTENTION_WORD.segment_offset());
-                }
-                None => w.gasnet.request(b, LIFELINE_REGISTER, &[d]),
-            }
-        }
+        let words = WorkerWords(w);
+        protocol::announce(&words, w.rank, &self.buddies);
         for &(_, b) in &self.buddies {
             if let Some(entry) = crate::steal::try_steal_from(b) {
-                own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
+                protocol::awake(&words);
                 self.failures.set(0);
                 return Some(entry);
             }
         }
         let start = crate::tsc::now();
         let woken = self.sleep(w);
-        own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
+        protocol::awake(&words);
         if woken {
             self.note_wake_latency(w);
         }
@@ -441,20 +358,20 @@ impl Lifelines {
     /// Step 4: sleeps until a reason to wake. Returns whether another rank
     /// woke it for work.
     fn sleep(&self, w: &Worker) -> bool {
-        let word = own(SLEEP_WORD);
+        let words = WorkerWords(w);
         let mut backoff = FIRST_BACKOFF;
         loop {
             if w.finished() {
                 return false;
             }
-            match word.load(Ordering::SeqCst) {
-                AWAKE => return true,
-                SERVE => {
+            match protocol::look(&words) {
+                protocol::Look::Awake => return true,
+                protocol::Look::Serve => {
                     w.gasnet.poll();
-                    let _ = word.compare_exchange(SERVE, QUIESCENT, Ordering::SeqCst, Ordering::Relaxed);
+                    protocol::served(&words);
                     continue;
                 }
-                _ => {}
+                protocol::Look::Asleep => {}
             }
             let waiters = !w.waiters.list.borrow().is_empty();
             if waiters && crate::scheduler::has_resumable_waiter() {
@@ -466,17 +383,9 @@ impl Lifelines {
                 SLEEP_PERIOD
             };
             if self.futex {
-                sleep::futex_wait(word, QUIESCENT, period);
-                // A buddy may have stealable work it will not wake us for:
-                // the entry it pushed between its last look at its
-                // attention word and our registration, under a task that
-                // neither spawns nor polls. In shared memory a look is a
-                // load per buddy; leave the sleep to steal it.
-                if word.load(Ordering::SeqCst) == QUIESCENT {
-                    if let Some(b) = self.buddy_with_work(w) {
-                        own(WOKEN_BY_WORD).store(b as u64 + 1, Ordering::SeqCst);
-                        return false;
-                    }
+                sleep::futex_wait(own(SLEEP_WORD), am_fad::sleep::QUIESCENT, period);
+                if protocol::buddy_to_steal_from(&words, &self.buddies).is_some() {
+                    return false;
                 }
             } else {
                 std::thread::sleep(backoff.min(period));
@@ -485,16 +394,77 @@ impl Lifelines {
             w.gasnet.poll();
         }
     }
+}
 
-    /// A lifeline buddy (awake) whose deque has a claimable entry.
-    fn buddy_with_work(&self, w: &Worker) -> Option<u32> {
-        self.buddies.iter().map(|&(_, b)| b).find(|&b| {
-            !sleeping(w.gasnet, b)
-                && crate::deque::has_shared(
-                    &crate::deque::RemoteDeque::new(w.gasnet, b, w.deque.words().atomics()),
-                    w.deque.protocol(),
-                )
-        })
+/// This rank's words, for a message handler (which may run on the polling
+/// thread): its own words only.
+struct ThisRank;
+
+impl Words for ThisRank {
+    fn own(&self, word: OwnWord) -> &AtomicU64 {
+        own(control_word(word))
+    }
+    fn register_at(&self, _: u32, _: u32, _: u32) {
+        unreachable!("a handler does not register")
+    }
+    fn wake(&self, _: u32, _: u64) {
+        unreachable!("a handler does not wake")
+    }
+    fn raise_own_attention(&self) {
+        crate::attention::Attention::raise_own();
+    }
+    fn buddy_has_work(&self, _: u32) -> bool {
+        false
+    }
+}
+
+/// The words as the worker sees them: its own, and its buddies' where
+/// their segments are mapped here (else messages).
+struct WorkerWords<'a>(&'a Worker);
+
+impl Words for WorkerWords<'_> {
+    fn own(&self, word: OwnWord) -> &AtomicU64 {
+        own(control_word(word))
+    }
+    fn register_at(&self, buddy: u32, d: u32, me: u32) {
+        let w = self.0;
+        match shared_word(w, buddy, slot(d)) {
+            Some(word) => {
+                word.store(me as u64 + 1, Ordering::SeqCst);
+                am_fad::raise_attention(w.gasnet, buddy, crate::arena::ATTENTION_WORD.segment_offset());
+            }
+            None => w.gasnet.request(buddy, LIFELINE_REGISTER, &[d]),
+        }
+    }
+    fn wake(&self, thief: u32, tag: u64) {
+        let w = self.0;
+        match shared_word(w, thief, WOKEN_BY_WORD) {
+            Some(woken_by) => {
+                woken_by.store(tag, Ordering::SeqCst);
+                wake(w.gasnet, thief);
+            }
+            None => w.gasnet.request(thief, LIFELINE_WAKE, &split_u64(tag)),
+        }
+    }
+    fn raise_own_attention(&self) {
+        crate::attention::Attention::raise_own();
+    }
+    fn buddy_has_work(&self, buddy: u32) -> bool {
+        let w = self.0;
+        w.gasnet.segment(buddy).local.is_some()
+            && !sleeping(w.gasnet, buddy)
+            && crate::deque::has_shared(
+                &crate::deque::RemoteDeque::new(w.gasnet, buddy, w.deque.words().atomics()),
+                w.deque.protocol(),
+            )
+    }
+}
+
+fn control_word(word: OwnWord) -> ControlWord {
+    match word {
+        OwnWord::Sleep => SLEEP_WORD,
+        OwnWord::WokenBy => WOKEN_BY_WORD,
+        OwnWord::Slot(d) => slot(d),
     }
 }
 
@@ -505,90 +475,4 @@ fn shared_word(w: &Worker, rank: u32, word: ControlWord) -> Option<&'static Atom
     // word is an aligned control word that everyone accesses whole and
     // atomically.
     Some(unsafe { &*((local + word.segment_offset()) as *const AtomicU64) })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn reach_all(ranks: u32, dims: u32) -> bool {
-        let edges: Vec<Vec<u32>> = (0..ranks)
-            .map(|r| graph(r, ranks, dims).into_iter().map(|(_, b)| b).collect())
-            .collect();
-        (0..ranks).all(|start| {
-            let mut seen = vec![false; ranks as usize];
-            let mut todo = vec![start];
-            seen[start as usize] = true;
-            while let Some(r) = todo.pop() {
-                for &b in &edges[r as usize] {
-                    if !seen[b as usize] {
-                        seen[b as usize] = true;
-                        todo.push(b);
-                    }
-                }
-            }
-            seen.iter().all(|&s| s)
-        })
-    }
-
-    #[test]
-    fn every_rank_reaches_every_other_through_lifelines() {
-        for ranks in 2..=70 {
-            for dims in [1, 2, 3, default_dimensions(ranks)] {
-                assert!(reach_all(ranks, dims), "P={ranks} z={dims}");
-            }
-        }
-    }
-
-    #[test]
-    fn a_slot_has_one_owner_and_no_rank_is_its_own_lifeline() {
-        for ranks in 2..=70 {
-            for dims in [1, 2, default_dimensions(ranks)] {
-                let mut owner = std::collections::HashMap::new();
-                for r in 0..ranks {
-                    let lines = graph(r, ranks, dims);
-                    assert!(!lines.is_empty(), "P={ranks} z={dims}: rank {r} has no lifeline");
-                    for (d, b) in lines {
-                        assert_ne!(b, r);
-                        assert!(b < ranks);
-                        assert_eq!(owner.insert((b, d), r), None, "P={ranks} z={dims}: slot {d} of {b}");
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn a_slots_owner_is_the_rank_whose_lifeline_ends_there() {
-        for ranks in [2, 3, 5, 16, 17, 64] {
-            for dims in [1, 2, default_dimensions(ranks)] {
-                for b in 0..ranks {
-                    let inc = incoming(b, ranks, dims);
-                    let mut seen = [false; MAX_LIFELINES];
-                    for &(d, r) in &inc {
-                        assert!(
-                            !std::mem::replace(&mut seen[d as usize], true),
-                            "P={ranks} z={dims}: slot {d} of {b}"
-                        );
-                        assert!(graph(r, ranks, dims).contains(&(d, b)));
-                    }
-                    let total: usize = (0..ranks)
-                        .map(|r| graph(r, ranks, dims).iter().filter(|&&(_, x)| x == b).count())
-                        .sum();
-                    assert_eq!(inc.len(), total);
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_binary_hypercube_of_sixteen_ranks_flips_one_bit_per_lifeline() {
-        assert_eq!(default_dimensions(16), 4);
-        assert_eq!(default_dimensions(17), 5);
-        assert_eq!(default_dimensions(2), 1);
-        assert_eq!(graph(5, 16, 4), vec![(0, 4), (1, 7), (2, 1), (3, 13)]);
-        assert_eq!(graph(0, 1, 4), vec![]);
-        // Radix 3 in two dimensions for 9 ranks: rows and columns are cycles.
-        assert_eq!(graph(8, 9, 2), vec![(0, 6), (1, 2)]);
-    }
 }
