@@ -1,0 +1,174 @@
+//! A rank's trace file, `DIR/rank-<R>.uatrace`: the line `UATRACE 1`, one
+//! line of JSON ([`RankHeader`]), then the records ([`RECORD_BYTES`] each,
+//! [`Record::to_bytes`]) until the end of the file.
+//!
+//! Every rank writes its own at the end of the job, or when the job fails
+//! (with `complete: false`); the merged outputs are made from these files.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::record::{Record, RECORD_BYTES};
+
+/// The first line of a rank's file.
+pub const MAGIC: &str = "UATRACE 1";
+
+/// What a rank's file says about its records.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RankHeader {
+    /// This rank.
+    pub rank: u32,
+    /// Ranks in the job.
+    pub ranks: u32,
+    /// The program (its file name).
+    pub program: String,
+    /// Clock ticks per second of this rank's records.
+    pub ticks_per_s: f64,
+    /// A tick of this rank's clock ...
+    pub origin_ticks: u64,
+    /// ... and the same moment on the job's clock (rank 0's), in ns.
+    pub origin_ns: u64,
+    /// Bound on the error of `origin_ns` (half the best round trip of the
+    /// alignment), in ns; 0 on rank 0.
+    pub clock_error_ns: u64,
+    /// Records kept.
+    pub recorded: u64,
+    /// Records lost because the buffer was full (the counts of the
+    /// statistics include them).
+    pub dropped: u64,
+    /// Whether the job ended normally (false: a partial trace of a failure).
+    pub complete: bool,
+    /// Per kind: count, total ticks, max ticks (every record, kept or not).
+    pub totals: Vec<KindTotal>,
+    /// This rank's counters over the traced runs (the `stats` JSON object
+    /// of the runtime), for checks against the records.
+    pub stats: serde_json::Value,
+}
+
+/// One kind's statistics on one rank.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindTotal {
+    /// The kind's name.
+    pub kind: String,
+    /// Records of that kind.
+    pub count: u64,
+    /// Their total duration in ticks (intervals and flows).
+    pub ticks: u64,
+    /// The longest, in ticks.
+    pub max_ticks: u64,
+}
+
+impl RankHeader {
+    /// A tick of this rank's clock on the job's clock, in ns.
+    pub fn ns(&self, ticks: u64) -> f64 {
+        self.origin_ns as f64 + (ticks as f64 - self.origin_ticks as f64) * 1e9 / self.ticks_per_s
+    }
+}
+
+/// The path of `rank`'s file in `dir`.
+pub fn rank_file(dir: &Path, rank: u32) -> PathBuf {
+    dir.join(format!("rank-{rank}.uatrace"))
+}
+
+/// Writes a rank's file (creating `dir` if needed).
+pub fn write_rank_file(dir: &Path, header: &RankHeader, records: &[Record]) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let path = rank_file(dir, header.rank);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(&path)?);
+    writeln!(out, "{MAGIC}")?;
+    serde_json::to_writer(&mut out, header)?;
+    writeln!(out)?;
+    for r in records {
+        out.write_all(&r.to_bytes())?;
+    }
+    out.flush()?;
+    Ok(path)
+}
+
+/// Reads a rank's file.
+pub fn read_rank_file(path: &Path) -> Result<(RankHeader, Vec<Record>), String> {
+    let what = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let mut input = BufReader::new(std::fs::File::open(path).map_err(|e| what(&e))?);
+    let mut line = String::new();
+    input.read_line(&mut line).map_err(|e| what(&e))?;
+    if line.trim_end() != MAGIC {
+        return Err(what(&format!(
+            "not a uat trace file (first line {:?}, expected {MAGIC:?})",
+            line.trim_end()
+        )));
+    }
+    line.clear();
+    input.read_line(&mut line).map_err(|e| what(&e))?;
+    let header: RankHeader = serde_json::from_str(&line).map_err(|e| what(&format!("header: {e}")))?;
+    let mut bytes = Vec::new();
+    input.read_to_end(&mut bytes).map_err(|e| what(&e))?;
+    if bytes.len() % RECORD_BYTES != 0 {
+        return Err(what(&format!(
+            "{} bytes of records: not a multiple of {RECORD_BYTES} (truncated?)",
+            bytes.len()
+        )));
+    }
+    let records = bytes
+        .chunks_exact(RECORD_BYTES)
+        .map(|c| Record::from_bytes(c.try_into().expect("a whole record")))
+        .collect();
+    Ok((header, records))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Kind;
+
+    #[test]
+    fn a_rank_file_round_trips() {
+        let dir = std::env::temp_dir().join(format!("uat-trace-file-{}", std::process::id()));
+        let header = RankHeader {
+            rank: 3,
+            ranks: 4,
+            program: "uts".into(),
+            ticks_per_s: 2.5e9,
+            origin_ticks: 1000,
+            origin_ns: 77,
+            clock_error_ns: 12,
+            recorded: 2,
+            dropped: 1,
+            complete: false,
+            totals: vec![KindTotal {
+                kind: "task".into(),
+                count: 2,
+                ticks: 30,
+                max_ticks: 20,
+            }],
+            stats: serde_json::json!({ "steals_succeeded": 1 }),
+        };
+        let records = [
+            Record {
+                kind: Kind::Task as u32,
+                peer: 3,
+                start: 1,
+                end: 21,
+                value: 0,
+            },
+            Record {
+                kind: Kind::Task as u32,
+                peer: 3,
+                start: 30,
+                end: 40,
+                value: 0,
+            },
+        ];
+        let path = write_rank_file(&dir, &header, &records).unwrap();
+        assert_eq!(path, rank_file(&dir, 3));
+        let (h, r) = read_rank_file(&path).unwrap();
+        assert_eq!(h, header);
+        assert_eq!(r, records);
+        assert_eq!(h.ns(1000), 77.0);
+        assert_eq!(h.ns(3500), 77.0 + 1000.0);
+        std::fs::write(&path, "hello\n").unwrap();
+        assert!(read_rank_file(&path).unwrap_err().contains("not a uat trace file"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
