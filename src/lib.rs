@@ -28,7 +28,7 @@ pub use uni_threads::testing;
 pub use uni_threads::{
     current_rank, fad_poller, for_each, global, is_running, join, poll_point, ranks, reduce, rules, spawn, stats,
     tsc_hz, CacheFault, Config, ConfigError, Field, JoinHandle, Mode, PollerCores, PollerWait, Runtime, Setting,
-    StartError, Stats, StealProtocol, Unit, MODE,
+    StartError, Stats, StealProtocol, TraceMode, Unit, MODE,
 };
 
 pub mod addresses;

@@ -33,6 +33,14 @@ pub struct RankHeader {
     /// Bound on the error of `origin_ns` (half the best round trip of the
     /// alignment), in ns; 0 on rank 0.
     pub clock_error_ns: u64,
+    /// The round trips' estimate of rank 0's clock minus this rank's, in
+    /// ns, and its bound (on rank 0's host, where the offset used is
+    /// exactly 0, a measure of the alignment's error).
+    #[serde(default)]
+    pub clock_estimate_ns: i64,
+    /// The bound of `clock_estimate_ns` (half the shortest round trip).
+    #[serde(default)]
+    pub clock_estimate_error_ns: u64,
     /// Records kept.
     pub recorded: u64,
     /// Records lost because the buffer was full (the counts of the
@@ -133,6 +141,8 @@ mod tests {
             origin_ticks: 1000,
             origin_ns: 77,
             clock_error_ns: 12,
+            clock_estimate_ns: -5,
+            clock_estimate_error_ns: 9,
             recorded: 2,
             dropped: 1,
             complete: false,

@@ -8,4 +8,4 @@ pub mod file;
 pub mod record;
 
 pub use file::{rank_file, read_rank_file, write_rank_file, KindTotal, RankHeader};
-pub use record::{Kind, KindInfo, Outcome, Record, Shape, RECORD_BYTES};
+pub use record::{peer_ticks, Kind, KindInfo, Outcome, Record, Shape, PEER_TICK_BITS, RECORD_BYTES};

@@ -10,12 +10,27 @@ pub enum Shape {
     Instant,
     /// An arrow from `peer`'s track at `start` to this rank's at `end`.
     Flow,
-    /// The tail of an arrow to `peer` at `start`, matched by `value` with
-    /// a [`Shape::FlowEnd`] record on `peer`.
-    FlowStart,
-    /// The head of an arrow at `start`, matched by `value` with the latest
-    /// earlier [`Shape::FlowStart`] aimed at this rank.
-    FlowEnd,
+    /// An arrow from `peer`'s track to this rank's at `end`; `start` holds
+    /// the low [`PEER_TICK_BITS`] bits of `peer`'s clock at the arrow's
+    /// tail (the merge restores the rest from `end`: [`peer_ticks`]).
+    PeerFlow,
+}
+
+/// Bits of the peer's clock a [`Shape::PeerFlow`] record keeps.
+pub const PEER_TICK_BITS: u32 = 48;
+
+/// The whole tick of a [`Shape::PeerFlow`]'s tail: the value of `peer`'s
+/// clock with the low bits `low` nearest to `near` (the peer's clock at
+/// about the same moment, from the headers).
+pub fn peer_ticks(low: u64, near: u64) -> u64 {
+    let span = 1u64 << PEER_TICK_BITS;
+    let mask = span - 1;
+    let candidate = (near & !mask) | (low & mask);
+    // The nearest of candidate - span, candidate, candidate + span.
+    [candidate.wrapping_sub(span), candidate, candidate.wrapping_add(span)]
+        .into_iter()
+        .min_by_key(|&c| c.abs_diff(near))
+        .expect("three candidates")
 }
 
 /// One kind of record: its code, name, shape and meaning.
@@ -89,12 +104,9 @@ kinds! {
     /// A continuation stolen from `peer`: from the claim (on the victim's
     /// track) to its resumption on this rank.
     StealFlow = 10, "steal_flow", Flow;
-    /// A child finished here whose parent waits on `peer`; `value`: the
-    /// parent's cell address.
-    JoinFrom = 11, "join_from", FlowStart;
-    /// A thread resumed after a child that finished on another rank;
-    /// `value`: its cell address.
-    JoinTo = 12, "join_to", FlowEnd;
+    /// A join here took the result of a child that finished on `peer`: from
+    /// the child's end there to the join here; `value`: the cell's address.
+    JoinFlow = 11, "join_flow", PeerFlow;
 }
 
 /// How a steal attempt ended ([`Kind::Steal`]'s `value`).
@@ -202,6 +214,23 @@ mod tests {
             assert_eq!(o as usize, i);
             assert_eq!(Outcome::from_code(i as u64), Some(o));
             assert_eq!(o.name(), name);
+        }
+    }
+
+    #[test]
+    fn a_peer_tick_is_restored_from_its_low_bits() {
+        let span = 1u64 << PEER_TICK_BITS;
+        for t in [5u64, span - 3, span + 7, 7 * span + 12345, u64::MAX / 2] {
+            let low = t & (span - 1);
+            for near in [
+                t,
+                t + 1000,
+                t.saturating_sub(1000),
+                t + span / 3,
+                t.saturating_sub(span / 3),
+            ] {
+                assert_eq!(peer_ticks(low, near), t, "t {t} near {near}");
+            }
         }
     }
 

@@ -199,13 +199,39 @@ pub(crate) fn handlers() -> [Handler; 1] {
 }
 
 impl CellRef {
-    /// Completes a cell of another rank: the result, then the state, each
-    /// with a blocking put (the second starts after the first is complete).
-    pub(crate) fn complete_remote(self, g: Gasnet, value: *const u8, len: usize) {
-        // SAFETY: value points to len readable bytes (the caller's T).
-        let bytes = unsafe { std::slice::from_raw_parts(value, len) };
-        g.put(self.rank, remote(g, self.rank, self.addr + 16), bytes);
+    /// Completes a cell of another rank: the result (and, tracing, the
+    /// completion tag in the spare word before it), then the state, the
+    /// second put started after the first is complete.
+    pub(crate) fn complete_remote(self, g: Gasnet, value: *const u8, len: usize, tag: Option<u64>) {
+        if let Some(tag) = tag {
+            g.put_u64(self.rank, remote(g, self.rank, self.addr + 8), tag);
+        }
+        // SAFETY: value points to len readable bytes (the caller's T) that
+        // stay unchanged until the wait below; read by GASNet as bytes (no
+        // Rust reference is made over the T's padding).
+        unsafe { g.put_nbi(self.rank, remote(g, self.rank, self.addr + 16), value, len) };
+        g.wait_nbi();
         g.put_u64(self.rank, remote(g, self.rank, self.addr), DONE_REMOTE);
+    }
+
+    /// Tracing: stores who completed a local cell, and when, in its spare
+    /// word (before the completion's release store of the state).
+    pub(crate) fn set_tag_local(self, tag: u64) {
+        // SAFETY: the cell is pending, written by its one completer (the
+        // caller); its spare word is read only after the state says done.
+        unsafe { (self.addr as *mut u64).add(1).write(tag) };
+    }
+
+    /// Tracing: the completion tag of a done local cell.
+    pub(crate) fn tag_local(self) -> u64 {
+        // SAFETY: done (the caller's Acquire load of the state), so the
+        // completer's write of the spare word happened before.
+        unsafe { (self.addr as *const u64).add(1).read() }
+    }
+
+    /// Tracing: the completion tag of a done remote cell (one GET).
+    pub(crate) fn tag_remote(self, g: Gasnet) -> u64 {
+        g.get_u64(self.rank, remote(g, self.rank, self.addr + 8))
     }
 
     /// Whether a cell of another rank is done (one GET).

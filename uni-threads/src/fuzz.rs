@@ -181,6 +181,13 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
         request(GLOBAL_FREE, &[lo, hi], &mut sent);
     }
 
+    // CLOCK_REQUEST (no arguments): answered with the target's clock into
+    // CLOCK_REPLY's one word, which only a trace's start-up alignment reads
+    // (harmless at any other time).
+    for _ in 0..count {
+        request(crate::trace::clock::CLOCK_REQUEST, &[], &mut sent);
+    }
+
     // FAD_REQUEST and GLOBAL_ATOMIC_REQUEST (AM modes), and through their
     // replies this rank's FAD_REPLY.
     let before = am_fad::fuzz_replies_refused();

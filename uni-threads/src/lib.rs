@@ -84,12 +84,13 @@ mod steal;
 mod task_words;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod trace;
 mod tsc;
 mod victim;
 mod worker;
 
 pub use arena::ARENA_BASE;
-pub use config::{CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol};
+pub use config::{CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol, TraceMode};
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};

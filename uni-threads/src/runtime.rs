@@ -134,6 +134,9 @@ impl Runtime {
         gasnet
             .register_handlers(&crate::global::heap::handlers())
             .map_err(|e| StartError::Other(e.to_string()))?;
+        gasnet
+            .register_handlers(&crate::trace::clock::handlers())
+            .map_err(|e| StartError::Other(e.to_string()))?;
         let global_atomics = am_fad::GlobalAtomics::new(gasnet);
         arena::map(gasnet, &layout).map_err(StartError::Arena)?;
         check_same_addresses(gasnet, &layout)?;
@@ -230,6 +233,13 @@ impl Runtime {
             },
             poller: poller.into(),
             memory,
+            trace: crate::trace::Tracer::new(
+                config.trace.clone(),
+                config.trace_mode,
+                config.trace_events,
+                rank,
+                ranks,
+            ),
         });
         worker().memory.heap.publish();
         crate::guard::install(
@@ -240,6 +250,12 @@ impl Runtime {
         .map_err(|e| StartError::Other(format!("cannot install the stack-overflow handler: {e}")))?;
         if config.verbose && rank == 0 {
             eprintln!("{}", describe(&config, &layout, ranks));
+        }
+        if config.trace.is_some() {
+            // Every rank traces (UAT_TRACE is read on each; a rank without
+            // it records nothing, and the merge says its file is missing).
+            worker().trace.set_clock(crate::trace::clock::align(gasnet));
+            gasnet.at_exit(crate::trace::write_partial_on_exit);
         }
         gasnet.barrier();
         Ok(Runtime {
@@ -311,6 +327,7 @@ impl Runtime {
         // rank that reaches this gather only when it is done).
         let w = worker();
         let s = w.stats_snapshot();
+        w.trace.add_run(&s);
         let unjoined: u64 = collective::gather(self.gasnet, &w.layout, &[s.spawns.wrapping_sub(s.joins)])
             .iter()
             .fold(0u64, |a, v| a.wrapping_add(v[0]));
@@ -453,6 +470,7 @@ impl Runtime {
         collective_outside_tasks("Runtime::exit");
         let w = worker();
         w.memory.release_point(w);
+        crate::trace::end_of_job(self.gasnet);
         if let Some(poller) = worker().poller.borrow_mut().take() {
             poller.stop();
         }
@@ -564,6 +582,7 @@ where
     let f = unsafe { std::ptr::read(root as *const F) };
     let w = worker();
     w.thread.bottom_top.set(w.layout.stack_top());
+    w.trace.task_begins();
     let value = run_task(f);
     let w = worker();
     w.memory.release(w);

@@ -37,6 +37,7 @@ pub(crate) fn parent_gone() -> ! {
 unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
     // A thread that just suspended is saved first (we are off its stack now).
     let w = worker();
+    w.trace.task_ends();
     if let Some(waiter) = w.waiters.suspending.take() {
         save_waiter(waiter);
     }
@@ -50,6 +51,7 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
             // pushed the oldest entry with bottom_top as its top: unchanged
             // since (only a thread starting on an empty deque sets it).
             debug_assert!(!w.deque.is_empty() || w.thread.bottom_top.get() == entry.top as usize);
+            w.trace.task_begins();
             // SAFETY: its frames are in place; nothing below them is live.
             unsafe { resume_context(entry.ctx as *mut u8) }
         }
@@ -70,6 +72,8 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
                 w.memory.acquire(w);
                 // The deque is empty: the stolen thread is its bottom one.
                 w.thread.bottom_top.set(entry.top as usize);
+                w.trace.stolen_resumes();
+                w.trace.task_begins();
                 // SAFETY: the stolen frames are in place at their address.
                 unsafe { resume_context(entry.ctx as *mut u8) }
             }
@@ -115,6 +119,7 @@ unsafe extern "C-unwind" fn do_suspend(ctx: *mut u8, addr: Word, rank: Word, top
         buf: 0,
         cell,
         deque: w.deque_mark(),
+        since: 0,
     }));
     enter()
 }
@@ -132,6 +137,7 @@ fn save_waiter(mut waiter: Waiter) {
     // scheduler stack, so neither range is in use.
     unsafe { std::ptr::copy_nonoverlapping(waiter.ctx as *const u8, buf as *mut u8, len) };
     waiter.buf = buf;
+    waiter.since = start;
     w.waiters.list.borrow_mut().push(waiter);
     let cycles = crate::tsc::now() - start;
     w.run.counters.update(|c| {
@@ -182,6 +188,9 @@ fn resume_waiter(waiter: Waiter) -> ! {
         c.resumes += 1;
         c.resume_cycles += cycles;
     });
+    w.trace
+        .since(uat_trace::Kind::Suspended, w.rank, waiter.since, len as u64);
+    w.trace.task_begins();
     // SAFETY: the frames are back at their address.
     unsafe { resume_context(waiter.ctx as *mut u8) }
 }

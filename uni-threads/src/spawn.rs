@@ -222,6 +222,9 @@ where
         // pushed it, where the spawn allocated the cell. Complete it and
         // return into the parent.
         debug_assert_eq!(cell.rank, w.rank);
+        if w.trace.on() {
+            cell.set_tag_local(crate::trace::completion_tag(w.rank));
+        }
         // SAFETY: run_task_into wrote a T (or ended the job); T fits
         // (Fits::OK in spawn); this child is the cell's one completer.
         unsafe { cell.complete_local(value.assume_init_ref()) };
@@ -285,11 +288,15 @@ fn run_task_into<F: FnOnce() -> T, T: Copy>(f: F, out: &mut std::mem::MaybeUnini
 #[inline(always)]
 pub(crate) fn complete<T: Copy>(cell: CellRef, value: &T) {
     let w = worker_in_task();
+    let tag = w.trace.on().then(|| crate::trace::completion_tag(w.rank));
     if cell.rank == w.rank {
+        if let Some(tag) = tag {
+            cell.set_tag_local(tag);
+        }
         // SAFETY: T fits (Fits::OK in spawn); one completer per cell.
         unsafe { cell.complete_local(value) }
     } else {
-        cell.complete_remote(w.gasnet, value as *const T as *const u8, std::mem::size_of::<T>())
+        cell.complete_remote(w.gasnet, value as *const T as *const u8, std::mem::size_of::<T>(), tag)
     }
 }
 
@@ -331,6 +338,9 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
                     // The task finished on another process: an acquire
                     // point for global memory.
                     w.memory.acquire(w);
+                    if w.trace.on() {
+                        crate::trace::joined_remote(cell.tag_local(), cell.addr);
+                    }
                 }
                 // SAFETY: done, and it holds the T its spawn created it for.
                 let value = unsafe { cell.result_local::<T>() };
@@ -340,6 +350,9 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
             }
         } else if cell.is_done_remote(w.gasnet) {
             w.memory.acquire(w);
+            if w.trace.on() {
+                crate::trace::joined_remote(cell.tag_remote(w.gasnet), cell.addr);
+            }
             let value = cell.take_remote::<T>(w.gasnet);
             w.run.counters.update(|c| c.joins += 1);
             return value;

@@ -10,6 +10,7 @@
 use crate::deque::{self, Entry, Miss, RemoteDeque};
 use crate::tsc;
 use crate::worker::worker_in_task;
+use uat_trace::Outcome;
 
 /// One steal attempt from the rank that woke this one (lifelines), else
 /// from a random victim. On success the stolen frames are in place in this
@@ -44,10 +45,10 @@ pub(crate) fn try_steal() -> Option<Entry> {
 pub(crate) fn try_steal_from(victim: u32) -> Option<Entry> {
     let w = worker_in_task();
     if !w.lifelines.on() {
-        return attempt(victim);
+        return traced_attempt(victim);
     }
     let before = gasnet_sys::wait::counts();
-    let entry = gasnet_sys::wait::patiently(w.lifelines.thief_patience(w), || attempt(victim));
+    let entry = gasnet_sys::wait::patiently(w.lifelines.thief_patience(w), || traced_attempt(victim));
     let after = gasnet_sys::wait::counts();
     if after.slept_waits != before.slept_waits {
         w.run.counters.update(|c| {
@@ -58,13 +59,31 @@ pub(crate) fn try_steal_from(victim: u32) -> Option<Entry> {
     entry
 }
 
-fn attempt(victim: u32) -> Option<Entry> {
+/// [`attempt`], recorded in the trace with its outcome.
+#[inline]
+fn traced_attempt(victim: u32) -> Option<Entry> {
+    let w = worker_in_task();
+    if !w.trace.on() {
+        return attempt(victim).ok();
+    }
+    let start = tsc::now();
+    let result = attempt(victim);
+    w.trace.steal(
+        victim,
+        start,
+        result.as_ref().err().copied().unwrap_or(Outcome::Success),
+    );
+    result.ok()
+}
+
+/// One steal attempt; on failure, how it ended.
+fn attempt(victim: u32) -> Result<Entry, Outcome> {
     let w = worker_in_task();
     let (g, me) = (w.gasnet, w.rank);
     let c = &w.run.counters;
     if w.lifelines.on() && crate::lifeline::sleeping(g, victim) {
         c.update(|c| c.steal_attempts_saved += 1);
-        return None;
+        return Err(Outcome::Asleep);
     }
     // The releases of earlier steals (non-blocking puts) are complete
     // before this rank starts another.
@@ -81,13 +100,13 @@ fn attempt(victim: u32) -> Option<Entry> {
         Ok(claimed) => claimed,
         Err(Miss::Empty) => {
             c.update(|c| c.empty_check_aborts += 1);
-            return None;
+            return Err(Outcome::Empty);
         }
         Err(Miss::ClaimFailed) => {
             c.update(|c| c.claim_failures += 1);
-            return None;
+            return Err(Outcome::ClaimFailed);
         }
-        Err(Miss::Lost) => return None,
+        Err(Miss::Lost) => return Err(Outcome::Lost),
     };
     let entry = claimed.entry;
     let t_entry = tsc::now();
@@ -130,5 +149,5 @@ fn attempt(victim: u32) -> Option<Entry> {
         c.steals_succeeded += 1;
         c.frame_bytes_stolen += len as u64;
     });
-    Some(entry)
+    Ok(entry)
 }

@@ -41,6 +41,8 @@ pub(crate) struct Waiter {
     pub cell: crate::future::CellRef,
     /// The deque when it suspended ([`Worker::deque_mark`]).
     pub deque: (u64, u64),
+    /// When it suspended (TSC; for the trace).
+    pub since: u64,
 }
 
 /// Where the running thread is, and the native contexts around it.
@@ -108,6 +110,8 @@ pub(crate) struct Worker {
     pub run: RunState,
     /// The communication-assisting thread (`rdma-emulated` mode).
     pub poller: RefCell<Option<am_fad::poller::Poller>>,
+    /// What the scheduler did (`UAT_TRACE`).
+    pub trace: crate::trace::Tracer,
 }
 
 struct Slot {
@@ -270,6 +274,7 @@ impl Worker {
         if self.attention.memory_marked() {
             self.memory.at_attention(self, pushing);
         }
+        let start = if self.trace.on() { crate::tsc::now() } else { 0 };
         let requested = self.attention.take();
         self.poll_now();
         if requested {
@@ -282,6 +287,8 @@ impl Worker {
                 Attention::raise_own();
             }
         }
+        self.trace
+            .since(uat_trace::Kind::Poll, self.rank, start, requested as u64);
     }
 
     #[cold]

@@ -13,7 +13,7 @@
 mod values;
 
 pub(crate) use values::{fmt_size, SettingValue, BOOL_SYNTAX};
-pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol};
+pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode};
 
 /// One row of the settings table.
 #[derive(Clone, Copy, Debug)]
@@ -289,6 +289,28 @@ settings! {
     get get_cache_size; env "UAT_CACHE_SIZE", e.g. "1M";
     what "cache capacity per process"; values SIZE; default "256M";
     agree false; check |v| values::at_least(v, 4 << 10);
+
+    /// Write a trace of the scheduler into this directory at the end of the
+    /// job (`crate::trace`); None: no trace.
+    trace: Option<std::path::PathBuf> = None; set std::path::PathBuf;
+    get get_trace; env "UAT_TRACE", e.g. "target/trace";
+    what "write a trace of the scheduler into this directory (trace.json, stats.txt, per-rank files)";
+    values "a directory"; default "no trace";
+    agree false; check |_| Ok(());
+
+    /// What a trace keeps: every event, or the statistics only.
+    trace_mode: TraceMode = TraceMode::Timeline; set TraceMode;
+    get get_trace_mode; env "UAT_TRACE_MODE", e.g. "stats";
+    what "trace: every event (timeline) or the per-kind statistics only (stats)"; values "timeline|stats";
+    default "timeline";
+    agree false; check |_| Ok(());
+
+    /// Records a rank keeps at most (32 bytes each, allocated at start when
+    /// tracing a timeline); later ones are counted, not kept.
+    trace_events: usize = 1 << 20; set usize;
+    get get_trace_events; env "UAT_TRACE_EVENTS", e.g. "64K";
+    what "trace: records kept per rank (32 bytes each)"; values "a count: 64K, 4M"; default "1M";
+    agree false; check |v| values::at_least(v, 16);
 
     /// Tests only: break the cache's coherence on purpose, so that a test
     /// can show it detects the fault.

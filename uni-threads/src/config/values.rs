@@ -241,6 +241,60 @@ impl SettingValue for StealProtocol {
     }
 }
 
+/// What a trace keeps (`UAT_TRACE_MODE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceMode {
+    /// Every record (up to `UAT_TRACE_EVENTS` per rank) and the totals.
+    Timeline,
+    /// Each kind's count, total and maximum only.
+    Stats,
+}
+
+impl SettingValue for TraceMode {
+    fn parse(var: &str, text: &str) -> Result<TraceMode, ConfigError> {
+        match text {
+            "timeline" => Ok(TraceMode::Timeline),
+            "stats" => Ok(TraceMode::Stats),
+            _ => Err(ConfigError(format!(
+                "{var}={text}: expected timeline (every event, and the statistics) or stats (the statistics only)"
+            ))),
+        }
+    }
+    fn show(&self) -> String {
+        match self {
+            TraceMode::Timeline => "timeline",
+            TraceMode::Stats => "stats",
+        }
+        .into()
+    }
+    #[cfg(test)]
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+/// A directory (`UAT_TRACE`).
+impl SettingValue for std::path::PathBuf {
+    fn parse(var: &str, text: &str) -> Result<std::path::PathBuf, ConfigError> {
+        if text.is_empty() {
+            return Err(ConfigError(format!(
+                "{var}={text}: empty; name a directory (or unset the variable)"
+            )));
+        }
+        Ok(text.into())
+    }
+    fn show(&self) -> String {
+        self.display().to_string()
+    }
+    #[cfg(test)]
+    fn word(&self) -> u64 {
+        self.as_os_str()
+            .as_encoded_bytes()
+            .iter()
+            .fold(1u64, |h, &b| h.wrapping_mul(1_000_003).wrapping_add(b as u64))
+    }
+}
+
 /// `UAT_POLLER=spin|yield`: whether the poller yields.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PollerWait {

@@ -129,6 +129,7 @@ impl Cache {
     /// it). Blocks stay pinned until [`Cache::finish`].
     pub(super) fn view(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
         let at = self.mirror_addr(rank, addr);
+        let start = if w.trace.on() { crate::tsc::now() } else { 0 };
         if !self.on {
             if fetch {
                 // SAFETY: `at` is `len` writable bytes of the mirror that no
@@ -139,6 +140,7 @@ impl Cache {
                     c.cache_misses += 1;
                     c.global_fetched_bytes += len as u64;
                 });
+                w.trace.since(uat_trace::Kind::Fetch, rank, start, len as u64);
             }
             return at as *mut u8;
         }
@@ -193,6 +195,9 @@ impl Cache {
             c.cache_misses += misses;
             c.global_fetched_bytes += bytes;
         });
+        if bytes != 0 {
+            w.trace.since(uat_trace::Kind::Fetch, rank, start, bytes);
+        }
         at as *mut u8
     }
 
@@ -205,8 +210,10 @@ impl Cache {
                 let at = self.mirror_addr(rank, addr);
                 // SAFETY: the checkout's bytes in the mirror; it has ended.
                 let bytes = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
+                let start = if w.trace.on() { crate::tsc::now() } else { 0 };
                 w.gasnet.put(rank, remote(w.gasnet, rank, addr), bytes);
                 w.run.counters.update(|c| c.global_written_bytes += len as u64);
+                w.trace.since(uat_trace::Kind::WriteBack, rank, start, len as u64);
             }
             return;
         }
@@ -240,12 +247,25 @@ impl Cache {
         if self.dirty == 0 || self.fault == crate::config::CacheFault::NoWriteBack {
             return;
         }
+        let start = if w.trace.on() { crate::tsc::now() } else { 0 };
         let mut written = 0u64;
+        // Bytes per home rank, for the trace.
+        let mut per_rank: Vec<(u32, u64)> = Vec::new();
         for key in self.unpinned() {
-            written += self.write_back(w, key);
+            let n = self.write_back(w, key);
+            written += n;
+            if n != 0 && w.trace.on() {
+                match per_rank.iter_mut().find(|(r, _)| *r == key.0) {
+                    Some((_, b)) => *b += n,
+                    None => per_rank.push((key.0, n)),
+                }
+            }
         }
         w.gasnet.wait_nbi();
         w.run.counters.update(|c| c.global_written_bytes += written);
+        for (rank, bytes) in per_rank {
+            w.trace.since(uat_trace::Kind::WriteBack, rank, start, bytes);
+        }
     }
 
     /// The blocks no checkout holds.

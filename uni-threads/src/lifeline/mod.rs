@@ -342,8 +342,14 @@ impl Lifelines {
         let start = crate::tsc::now();
         let woken = self.sleep(w);
         protocol::awake(&words);
+        w.trace.since(uat_trace::Kind::Quiescent, w.rank, start, woken as u64);
         if woken {
             self.note_wake_latency(w);
+            if w.trace.on() {
+                let v = own(WOKEN_BY_WORD).load(Ordering::Acquire);
+                let waker = (v & ((1 << WAKER_BITS) - 1)) as u32;
+                w.trace.instant(uat_trace::Kind::Wakeup, waker.saturating_sub(1), 0);
+            }
         }
         let cycles = crate::tsc::now() - start;
         w.run.counters.update(|c| {

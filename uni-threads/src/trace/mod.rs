@@ -1,0 +1,343 @@
+//! What the scheduler did: per-rank records of its states, steals, sleeps
+//! and global memory traffic (kinds in [`uat_trace::Kind`]), written to
+//! `UAT_TRACE`'s directory at the end of the job — or, when this rank
+//! fails, what was recorded so far — and merged there by rank 0 into
+//! `trace.json` (Chrome Trace Event JSON), `stats.txt` and `stats.json`
+//! (and `trace.otf2` where the `otf2` feature is built).
+//!
+//! `UAT_TRACE_MODE=stats` keeps only each kind's count, total and maximum
+//! (no timeline); `timeline` (the default) keeps every record too, up to
+//! `UAT_TRACE_EVENTS` per rank (then it says how many it dropped and keeps
+//! counting). Off (no `UAT_TRACE`), every hook is one branch on
+//! [`Tracer::on`], a field of the worker that the hot paths do not reach:
+//! spawn and join record nothing.
+//!
+//! Clocks: records hold this rank's TSC ticks; at start-up every rank
+//! measures its monotonic clock against rank 0's with a few Active Message
+//! round trips ([`clock`]), and the file's header says how a tick maps to
+//! the job's clock and within how much.
+
+pub(crate) mod clock;
+
+use std::cell::{Cell, RefCell};
+use std::path::PathBuf;
+
+use uat_trace::{Kind, KindTotal, Outcome, RankHeader, Record};
+
+use crate::config::TraceMode;
+
+/// Kinds by code (codes are small: an array indexed by code).
+const KIND_SLOTS: usize = 16;
+const _: () = {
+    let mut i = 0;
+    while i < Kind::ALL.len() {
+        assert!((Kind::ALL[i].code as usize) < KIND_SLOTS);
+        i += 1;
+    }
+};
+
+/// One kind's running totals.
+#[derive(Clone, Copy, Default)]
+struct Total {
+    count: u64,
+    ticks: u64,
+    max_ticks: u64,
+}
+
+/// This rank's recorder (worker thread only).
+pub(crate) struct Tracer {
+    /// Where the files go; None: tracing is off.
+    dir: Option<PathBuf>,
+    /// Keep every record (timeline), or only the totals (stats).
+    timeline: bool,
+    records: RefCell<Vec<Record>>,
+    capacity: usize,
+    dropped: Cell<u64>,
+    totals: RefCell<[Total; KIND_SLOTS]>,
+    /// Since when the running task has run (0: no task runs).
+    task_since: Cell<u64>,
+    /// The last claim of a successful steal: victim and tick.
+    claim: Cell<(u32, u64)>,
+    /// This rank's clock against the job's.
+    clock: Cell<clock::Alignment>,
+    /// Counters summed over the runs traced.
+    stats: RefCell<crate::stats::Stats>,
+    /// The file was written (the end of the job, or a failure).
+    written: Cell<bool>,
+    rank: u32,
+    ranks: u32,
+}
+
+impl Tracer {
+    pub(crate) fn new(dir: Option<PathBuf>, mode: TraceMode, capacity: usize, rank: u32, ranks: u32) -> Tracer {
+        let timeline = dir.is_some() && mode == TraceMode::Timeline;
+        Tracer {
+            dir,
+            timeline,
+            records: RefCell::new(if timeline {
+                Vec::with_capacity(capacity)
+            } else {
+                Vec::new()
+            }),
+            capacity,
+            dropped: Cell::new(0),
+            totals: RefCell::new([Total::default(); KIND_SLOTS]),
+            task_since: Cell::new(0),
+            claim: Cell::new((0, 0)),
+            clock: Cell::new(clock::Alignment::default()),
+            stats: RefCell::new(crate::stats::Stats::default()),
+            written: Cell::new(false),
+            rank,
+            ranks,
+        }
+    }
+
+    /// Whether anything is recorded.
+    #[inline(always)]
+    pub(crate) fn on(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    pub(crate) fn set_clock(&self, a: clock::Alignment) {
+        self.clock.set(a);
+    }
+
+    /// Records one record (tracing on).
+    #[cold]
+    pub(crate) fn record(&self, kind: Kind, peer: u32, start: u64, end: u64, value: u64) {
+        let ticks = end.saturating_sub(start);
+        {
+            let mut totals = self.totals.borrow_mut();
+            let t = &mut totals[kind as usize];
+            t.count += 1;
+            t.ticks += ticks;
+            t.max_ticks = t.max_ticks.max(ticks);
+        }
+        if !self.timeline {
+            return;
+        }
+        let mut records = self.records.borrow_mut();
+        if records.len() < self.capacity {
+            records.push(Record {
+                kind: kind as u32,
+                peer,
+                start,
+                end,
+                value,
+            });
+        } else {
+            if self.dropped.get() == 0 {
+                gasnet_sys::report(format_args!(
+                    "uat: trace buffer full ({} records, UAT_TRACE_EVENTS): later records are counted, not kept",
+                    self.capacity
+                ));
+            }
+            self.dropped.set(self.dropped.get() + 1);
+        }
+    }
+
+    /// An interval of `kind` that began at `start` and ends now.
+    #[inline]
+    pub(crate) fn since(&self, kind: Kind, peer: u32, start: u64, value: u64) {
+        if self.on() {
+            self.record(kind, peer, start, crate::tsc::now(), value);
+        }
+    }
+
+    /// An instant of `kind` now.
+    #[inline]
+    pub(crate) fn instant(&self, kind: Kind, peer: u32, value: u64) {
+        if self.on() {
+            let t = crate::tsc::now();
+            self.record(kind, peer, t, t, value);
+        }
+    }
+
+    /// The worker resumes a task (it leaves its scheduler).
+    #[inline]
+    pub(crate) fn task_begins(&self) {
+        if self.on() {
+            self.task_since.set(crate::tsc::now());
+        }
+    }
+
+    /// The worker enters its scheduler: the task that ran ends here.
+    #[inline]
+    pub(crate) fn task_ends(&self) {
+        if self.on() && self.task_since.get() != 0 {
+            self.since(Kind::Task, self.rank, self.task_since.replace(0), 0);
+        }
+    }
+
+    /// A steal attempt from `victim` that began at `start`.
+    #[inline]
+    pub(crate) fn steal(&self, victim: u32, start: u64, outcome: Outcome) {
+        if self.on() {
+            let end = crate::tsc::now();
+            if outcome == Outcome::Success {
+                self.claim.set((victim, end));
+            }
+            self.record(Kind::Steal, victim, start, end, outcome as u64);
+        }
+    }
+
+    /// The stolen continuation resumes now: the flow from its claim.
+    #[inline]
+    pub(crate) fn stolen_resumes(&self) {
+        if self.on() {
+            let (victim, claimed) = self.claim.get();
+            self.record(Kind::StealFlow, victim, claimed, crate::tsc::now(), 0);
+        }
+    }
+
+    /// Adds a run's counters (this rank's) to the traced total.
+    pub(crate) fn add_run(&self, s: &crate::stats::Stats) {
+        if self.on() {
+            self.stats.borrow_mut().accumulate(s);
+        }
+    }
+
+    /// Writes this rank's file (once). `complete`: the job ends normally.
+    /// Returns its path.
+    pub(crate) fn write(&self, complete: bool) -> Option<Result<PathBuf, String>> {
+        let dir = self.dir.as_ref()?;
+        if self.written.replace(true) {
+            return None;
+        }
+        self.task_ends();
+        let a = self.clock.get();
+        let totals = self.totals.borrow();
+        let stats = self.stats.borrow();
+        let header = RankHeader {
+            rank: self.rank,
+            ranks: self.ranks,
+            program: program_name(),
+            ticks_per_s: crate::tsc::hz(),
+            origin_ticks: a.origin_ticks,
+            origin_ns: a.origin_ns,
+            clock_error_ns: a.error_ns,
+            clock_estimate_ns: a.estimate_ns,
+            clock_estimate_error_ns: a.estimate_error_ns,
+            recorded: self.records.borrow().len() as u64,
+            dropped: self.dropped.get(),
+            complete,
+            totals: Kind::ALL
+                .iter()
+                .map(|k| {
+                    let t = totals[k.code as usize];
+                    KindTotal {
+                        kind: k.name.into(),
+                        count: t.count,
+                        ticks: t.ticks,
+                        max_ticks: t.max_ticks,
+                    }
+                })
+                .collect(),
+            stats: serde_json::Value::Object(
+                crate::stats::Stats::FIELDS
+                    .iter()
+                    .zip(stats.values())
+                    .map(|(f, v)| (f.name.to_string(), v.into()))
+                    .collect(),
+            ),
+        };
+        Some(
+            uat_trace::write_rank_file(dir, &header, &self.records.borrow())
+                .map_err(|e| format!("cannot write this rank's trace into {}: {e}", dir.display())),
+        )
+    }
+
+    /// The directory, if tracing.
+    pub(crate) fn dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_deref()
+    }
+}
+
+fn program_name() -> String {
+    std::env::args()
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default()
+}
+
+/// The job fails on this rank (an exit hook, on the thread that ends the
+/// job): write what was recorded so far, and say where.
+pub(crate) fn write_partial_on_exit() {
+    if !crate::worker::on_worker_thread() || !crate::worker::is_running() {
+        return;
+    }
+    let w = crate::worker::worker();
+    if !w.trace.on() {
+        return;
+    }
+    w.trace.instant(Kind::Failure, w.rank, 0);
+    match w.trace.write(false) {
+        Some(Ok(path)) => gasnet_sys::report(format_args!(
+            "uat: the partial trace of this rank is in {} (merge the ranks' files with `uat-trace merge {}`)",
+            path.display(),
+            w.trace.dir().map_or_else(String::new, |d| d.display().to_string())
+        )),
+        Some(Err(e)) => gasnet_sys::report(format_args!("uat: {e}")),
+        None => {}
+    }
+}
+
+/// Collective, at the end of the job (`Runtime::exit`): every rank writes
+/// its file; then rank 0 merges them and says where the outputs are.
+pub(crate) fn end_of_job(gasnet: gasnet_sys::Gasnet) {
+    let w = crate::worker::worker();
+    let Some(dir) = w.trace.dir().map(|d| d.to_path_buf()) else {
+        return;
+    };
+    let mine = w.trace.write(true);
+    if let Some(Err(e)) = &mine {
+        gasnet_sys::report(format_args!("uat: {e}"));
+    }
+    let failed = gasnet.max_over_ranks(matches!(mine, Some(Err(_))) as u64) != 0;
+    if gasnet.rank() != 0 {
+        return;
+    }
+    if failed {
+        gasnet_sys::report(format_args!(
+            "uat: the trace in {} is incomplete (see above)",
+            dir.display()
+        ));
+    }
+    merge(&dir);
+}
+
+/// Rank 0 makes the outputs from the ranks' files.
+fn merge(dir: &std::path::Path) {
+    gasnet_sys::report(format_args!("uat: trace files in {}", dir.display()));
+}
+
+/// A completion tag (tracing): the completing rank plus one in the high
+/// bits, the low [`uat_trace::PEER_TICK_BITS`] bits of its clock below.
+pub(crate) fn completion_tag(rank: u32) -> u64 {
+    let bits = uat_trace::PEER_TICK_BITS;
+    ((rank as u64 + 1) << bits) | (crate::tsc::now() & ((1 << bits) - 1))
+}
+
+/// A join took a result that another rank's completion tagged: the flow
+/// from that completion to here (none if this rank completed it).
+pub(crate) fn joined_remote(tag: u64, cell: usize) {
+    let w = crate::worker::worker();
+    let bits = uat_trace::PEER_TICK_BITS;
+    let Some(completer) = (tag >> bits).checked_sub(1).map(|r| r as u32) else {
+        return;
+    };
+    if completer == w.rank || completer >= w.ranks {
+        return;
+    }
+    w.trace.record(
+        Kind::JoinFlow,
+        completer,
+        tag & ((1 << bits) - 1),
+        crate::tsc::now(),
+        cell as u64,
+    );
+}
