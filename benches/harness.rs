@@ -245,14 +245,21 @@ impl System {
 
 /// A started benchmark: GASNet, the runtime and the common flags.
 pub struct Harness {
-    /// The GASNet-EX handle.
-    pub gasnet: Gasnet,
+    /// The GASNet-EX handle (private: the runtime owns the segments).
+    gasnet: Gasnet,
     /// The runtime (started on every rank, whichever system measures).
     pub runtime: Runtime,
     /// The common flags.
     pub common: Common,
     /// Who runs the parallel side.
     pub system: System,
+}
+
+impl Harness {
+    /// This process's rank.
+    pub fn rank(&self) -> u32 {
+        self.gasnet.rank()
+    }
 }
 
 /// What a benchmark found and how long it took (rank 0).
@@ -265,7 +272,13 @@ pub struct Outcome<T> {
 
 impl Harness {
     /// Starts the runtime with the `UAT_*` settings and the common flags.
-    pub fn start(gasnet: Gasnet, common: Common) -> Harness {
+    ///
+    /// # Safety
+    ///
+    /// [`Runtime::start`]'s contract: the benchmark's tasks keep no pointer
+    /// into process-local memory across `spawn` and `join`, and `gasnet`
+    /// is not used for segment operations from here on.
+    pub unsafe fn start(gasnet: Gasnet, common: Common) -> Harness {
         let config = Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
         let force_steal = config.get_force_steal() || common.force_steal;
         let mut config = config.force_steal(force_steal);
@@ -275,9 +288,7 @@ impl Harness {
         if let Some(p) = &common.steal_protocol {
             config = config.steal_protocol(uat::StealProtocol::parse(p).expect("clap checked the name"));
         }
-        // SAFETY: the benchmarks' tasks keep only plain values (tree nodes,
-        // board masks, depths) across spawn and join; nothing they hold
-        // points into process-local memory.
+        // SAFETY: the caller's contract, which is Runtime::start's.
         let runtime = unsafe { Runtime::start(gasnet, config) }.unwrap_or_else(|e| gasnet.fail(e));
         Harness {
             gasnet,
@@ -289,8 +300,13 @@ impl Harness {
 
     /// [`start`](Self::start), then `--rayon` or `--model-child` chooses
     /// the system (both want a one-rank job: refused otherwise, exit 1).
-    pub fn start_system(gasnet: Gasnet, common: Common, rayon: RayonArg, model: Option<Model>) -> Harness {
-        let mut h = Harness::start(gasnet, common);
+    ///
+    /// # Safety
+    ///
+    /// As for [`start`](Self::start).
+    pub unsafe fn start_system(gasnet: Gasnet, common: Common, rayon: RayonArg, model: Option<Model>) -> Harness {
+        // SAFETY: the caller's contract.
+        let mut h = unsafe { Harness::start(gasnet, common) };
         let one_rank = |what: &str| {
             if gasnet.size() != 1 {
                 gasnet.fail(format_args!(

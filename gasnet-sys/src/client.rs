@@ -58,6 +58,14 @@ impl Gasnet {
     /// libtest test.
     pub fn init(args: Vec<String>, client_name: &str) -> Result<(Gasnet, Vec<String>), Error> {
         launch::check(CONDUIT, &args, |k| std::env::var(k).ok())?;
+        if INITIALISED.load(Ordering::SeqCst) {
+            return Err(Error::AlreadyInitialized);
+        }
+        // The environment is written below: no other thread may exist.
+        let threads = std::fs::read_dir("/proc/self/task").map_or(1, |d| d.count());
+        if threads > 1 {
+            return Err(Error::ThreadsRunning { threads });
+        }
         if INITIALISED.swap(true, Ordering::SeqCst) {
             return Err(Error::AlreadyInitialized);
         }
@@ -70,14 +78,14 @@ impl Gasnet {
             // in 5.6 s; the smallest GASNet accepts, 1 s, bounds that chain
             // by 5 s. Ranks of one host that exit together meet well within
             // it. An explicit setting wins.
-            // SAFETY: no other thread exists yet (see below).
+            // SAFETY: no other thread exists (checked above), and this one
+            // reads no environment meanwhile.
             unsafe { std::env::set_var("GASNET_EXITTIMEOUT", "1") };
         }
         if CONDUIT == crate::Conduit::Smp && std::env::var_os("GASNET_PSHM_NODES").is_none() {
             // A directly started smp program is one rank; say so, instead of
             // letting GASNet warn about it.
-            // SAFETY: no other thread exists yet (init is called from main
-            // before any thread is started; documented above).
+            // SAFETY: no other thread exists (checked above).
             unsafe { std::env::set_var("GASNET_PSHM_NODES", "1") };
         }
         // GASNet may keep and rewrite argv: hand it a leaked, NULL-terminated

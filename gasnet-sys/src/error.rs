@@ -14,6 +14,12 @@ pub enum Error {
     },
     /// `Gasnet::init` was called twice in one process.
     AlreadyInitialized,
+    /// `Gasnet::init` was called while other threads ran (it sets
+    /// environment variables, which no other thread may read meanwhile).
+    ThreadsRunning {
+        /// Threads of the process.
+        threads: usize,
+    },
     /// `gex_Client_Init` failed.
     Init {
         /// GASNet's error code.
@@ -56,6 +62,11 @@ impl fmt::Display for Error {
                 crate::LAUNCHED_ENV
             ),
             Error::AlreadyInitialized => write!(f, "GASNet-EX is already initialised in this process (Gasnet::init may be called once)"),
+            Error::ThreadsRunning { threads } => write!(
+                f,
+                "Gasnet::init was called while {threads} threads run: call it (or uat::cli::start) first thing in main, \
+                 before any thread is started"
+            ),
             Error::Init { code, name } => write!(f, "GASNet-EX client initialisation failed: {name} (code {code})"),
             Error::SegmentTooLarge { requested, max } => write!(
                 f,

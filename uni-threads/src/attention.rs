@@ -114,7 +114,9 @@ impl Attention {
     /// waiting for work it does not have yet; a registration's handler,
     /// which may run on the polling thread); keeps the owner's bits.
     pub(crate) fn raise_own() {
-        word().fetch_or(AttentionBits::REQUEST.word(), Ordering::Relaxed);
+        // Release: the raise publishes what the caller wrote before it (a
+        // lifeline registration's slot) to the owner's swap (an acquire).
+        word().fetch_or(AttentionBits::REQUEST.word(), Ordering::Release);
     }
 
     /// Sets or clears the global-memory mark (an atomic or/and: a request

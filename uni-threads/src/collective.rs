@@ -56,3 +56,24 @@ pub(crate) fn broadcast(g: Gasnet, layout: &Layout, words: &[u64]) -> Vec<u64> {
         .map(|c| u64::from_ne_bytes(c.try_into().unwrap()))
         .collect()
 }
+
+/// Rank 0's `T` (at most a slot's bytes), on every rank: its bytes go as
+/// bytes (GASNet reads them; no Rust read of a padding byte as a number).
+pub(crate) fn broadcast_value<T: Copy>(g: Gasnet, layout: &Layout, value: Option<&T>) -> T {
+    let len = std::mem::size_of::<T>();
+    assert!(len <= STATS_SLOT, "at most {STATS_SLOT} bytes");
+    let at = remote(g, 0, slot(layout, 0));
+    if let (0, Some(v)) = (g.rank(), value) {
+        // SAFETY: `v` is `len` readable bytes, unchanged until the wait.
+        unsafe { g.put_nbi(0, at, (v as *const T).cast::<u8>(), len) };
+        g.wait_nbi();
+    }
+    g.barrier();
+    let mut out = std::mem::MaybeUninit::<T>::uninit();
+    // SAFETY: `out` is `len` writable bytes that no reference covers.
+    unsafe { g.get_raw(out.as_mut_ptr().cast::<u8>(), 0, at, len) };
+    g.barrier();
+    // SAFETY: rank 0 put a T's bytes there (a T's padding may hold any
+    // bytes: every byte of `out` was written by the get).
+    unsafe { out.assume_init() }
+}

@@ -86,9 +86,11 @@ impl Runtime {
     /// there reads or writes whatever that process has at the address.
     ///
     /// The closures' bounds (`Copy + Send + 'static`, results of plain data)
-    /// keep such pointers out of what crosses between tasks; the caller
-    /// guarantees the rest — what a task holds in its own locals across the
-    /// calls. Values (numbers, plain structs), pointers into the task's own
+    /// keep borrows of locals and owning heap types out of what crosses
+    /// between tasks, but not a `&'static` or raw pointer into process-local
+    /// memory (a `Box::leak`ed value, a `static`'s heap contents): the caller
+    /// guarantees that no closure, result or local holds one across the
+    /// calls either. Values (numbers, plain structs), pointers into the task's own
     /// frames and statics are fine. `UAT_CHECK_MIGRATION=1` finds violations
     /// of this rule for heap memory (see the crate docs).
     ///
@@ -115,13 +117,7 @@ impl Runtime {
         }
         gasnet.exit_job_on_panic();
         let (rank, ranks) = (gasnet.rank(), gasnet.size());
-        if config.deque_capacity > deque::MAX_CAPACITY {
-            return Err(StartError::Other(format!(
-                "UAT_DEQUE_CAPACITY={}: at most {} entries (the split protocol's packed word indexes them)",
-                config.deque_capacity,
-                deque::MAX_CAPACITY
-            )));
-        }
+        config.validate().map_err(|e| StartError::Other(e.to_string()))?;
         check_settings_agree(gasnet, &config);
         let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
@@ -411,17 +407,10 @@ impl Runtime {
     pub fn broadcast_value<T: Copy + Send + 'static>(&self, value: Option<T>) -> T {
         const { assert!(std::mem::size_of::<T>() <= MAX_RESULT_SIZE, "at most 48 bytes") };
         collective_outside_tasks("Runtime::broadcast_value");
-        let mut words = [0u64; MAX_RESULT_SIZE / 8];
-        if let Some(v) = value {
-            // SAFETY: T fits the buffer (checked above); a byte copy of a
-            // Copy value.
-            unsafe { std::ptr::write_unaligned(words.as_mut_ptr().cast::<T>(), v) };
-        } else if self.gasnet.rank() == 0 {
+        if value.is_none() && self.gasnet.rank() == 0 {
             crate::fatal::fatal(format_args!("Runtime::broadcast_value: rank 0 has no value"));
         }
-        let got = self.collective_fence(|| collective::broadcast(self.gasnet, &worker().layout, &words));
-        // SAFETY: rank 0 wrote a T's bytes into these words.
-        unsafe { std::ptr::read_unaligned(got.as_ptr().cast::<T>()) }
+        self.collective_fence(|| collective::broadcast_value(self.gasnet, &worker().layout, value.as_ref()))
     }
 
     /// Sums `value` over all ranks (collective; orders global memory as

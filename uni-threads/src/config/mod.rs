@@ -102,6 +102,19 @@ macro_rules! settings {
                 }
             )*
 
+            /// Every setting's own check and the rules between them, on
+            /// values however they were set (the builder methods take any):
+            /// `Runtime::start` refuses a configuration that fails one,
+            /// naming the variable and the value.
+            pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+                $(
+                    let check: fn(&$ty) -> Result<(), String> = $check;
+                    check(&self.$field)
+                        .map_err(|why| ConfigError(format!("{}={}: {why}", $var, self.$field.show())))?;
+                )*
+                self.check_together(&|_: &str| None)
+            }
+
             /// Every setting as `UAT_X=value` (the start-up description).
             pub fn describe_settings(&self) -> String {
                 [$( format!("{}={}", $var, self.$field.show()) ),*].join(" ")
@@ -202,6 +215,7 @@ settings! {
     what "lifelines: dimensions of the lifeline graph (`z`, lifelines per rank)"; values "1 to 32";
     default "⌈log2 ranks⌉";
     agree true; check |v| match v {
+        None => Ok(()),
         Some(z) if (1..=crate::lifeline::MAX_LIFELINES as u32).contains(z) => Ok(()),
         _ => Err(format!("expected the lifeline graph's dimensions, 1 to {} (lifelines per rank)",
             crate::lifeline::MAX_LIFELINES)),
@@ -381,6 +395,21 @@ mod tests {
                 }
             }
             assert!(c.describe_settings().contains(&format!("{}=", s.env)));
+        }
+    }
+
+    #[test]
+    fn values_set_by_the_builder_meet_the_same_checks() {
+        assert!(Config::default().validate().is_ok());
+        for (c, var) in [
+            (Config::default().cache_block(5000), "UAT_CACHE_BLOCK"),
+            (Config::default().stack_size(4096), "UAT_STACK_SIZE"),
+            (Config::default().deque_capacity(usize::MAX), "UAT_DEQUE_CAPACITY"),
+            (Config::default().lifeline_attempts(0), "UAT_LIFELINE_W"),
+            (Config::default().cache_size(4096).cache_block(8192), "UAT_CACHE_SIZE"),
+        ] {
+            let e = c.validate().unwrap_err();
+            assert!(e.0.starts_with(var), "{e}");
         }
     }
 

@@ -390,12 +390,15 @@ impl Lifelines {
             };
             if self.futex {
                 sleep::futex_wait(own(SLEEP_WORD), am_fad::sleep::QUIESCENT, period);
-                if protocol::buddy_to_steal_from(&words, &self.buddies).is_some() {
-                    return false;
-                }
             } else {
                 std::thread::sleep(backoff.min(period));
                 backoff = (backoff * 2).min(period);
+            }
+            // Buddies whose segments are mapped here (all of them on a
+            // futex, some on a job of several shared-memory hosts): one
+            // load each.
+            if protocol::buddy_to_steal_from(&words, &self.buddies).is_some() {
+                return false;
             }
             w.gasnet.poll();
         }

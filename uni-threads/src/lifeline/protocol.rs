@@ -53,7 +53,10 @@ pub(crate) const WAKER_BITS: u32 = 20;
 ///
 /// Each step reads or writes the word that one call of [`Words::own`]
 /// returns exactly once (a model scheduler runs other ranks between
-/// calls); every access is SeqCst.
+/// calls); every access to those words is SeqCst. The implementations'
+/// raises of an attention word are release operations (a store of
+/// `REQUEST` by `am_fad::raise_attention`, a `fetch_or` by
+/// `Attention::raise_own`) that the owner's swap acquires.
 pub(crate) trait Words {
     /// One of this rank's words.
     fn own(&self, word: OwnWord) -> &AtomicU64;

@@ -18,12 +18,20 @@
 //!   may have cleared its attention word just before the raise), the
 //!   sleeper is awake at its next look;
 //! - **shared work is seen** (shared memory): a sleeper does not sleep on
-//!   for more than one wait period while a buddy holds work it could steal;
+//!   for more than two wait periods while a buddy holds work it could
+//!   steal (one period, plus the instant the look missed);
 //! - the job ends, and every unit of work runs exactly once.
 //!
-//! Two broken variants (wake-ups dropped; the shared-memory look at the
-//! buddies' deques left out) must each be caught on some schedule: the
-//! checks can fail.
+//! Three broken variants (wake-ups dropped; the shared-memory look at the
+//! buddies' deques left out; a served sleeper storing `QUIESCENT` over a
+//! wake-up) must each be caught on some schedule: the checks can fail.
+//!
+//! What the model does not show: memory orderings (it runs one rank at a
+//! time, so every access is sequentially consistent; `protocol.rs` argues
+//! the orderings), handlers running on a polling thread or inside blocking
+//! GASNet calls (messages are handled at the target's polls only), jobs
+//! that mix shared-memory and network buddies, and thieves skipping
+//! sleeping victims.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -31,7 +39,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::thread::Thread;
 
-use am_fad::sleep::{AWAKE, QUIESCENT};
+use am_fad::sleep::{AWAKE, QUIESCENT, SERVE};
 use am_fad::AttentionBits;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
@@ -54,6 +62,9 @@ enum Break {
     DropWakes,
     /// Sleepers in shared memory never look at their buddies' deques.
     NoBuddyLook,
+    /// A sleeper that polled for a service request stores `QUIESCENT`
+    /// instead of swapping `SERVE` back (a wake-up meanwhile is lost).
+    ServeOverwrites,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -423,6 +434,12 @@ impl<'a> ModelRank<'a> {
             self.view.step();
             v.attention.store(AttentionBits::REQUEST.word(), SeqCst);
         }
+        // An `am` mode requester has a sleeping target poll once
+        // (`Wake::Service`).
+        if w.job.shared && w.random(3) == 0 {
+            self.view.step();
+            let _ = v.sleep.compare_exchange(QUIESCENT, SERVE, SeqCst, SeqCst);
+        }
         false
     }
 
@@ -479,7 +496,11 @@ impl<'a> ModelRank<'a> {
                 Look::Awake => return,
                 Look::Serve => {
                     self.poll();
-                    protocol::served(&self.view);
+                    if w.job.broken == Break::ServeOverwrites {
+                        self.view.own(OwnWord::Sleep).store(QUIESCENT, SeqCst);
+                    } else {
+                        protocol::served(&self.view);
+                    }
                     continue;
                 }
                 Look::Asleep => {}
@@ -665,4 +686,13 @@ fn the_model_catches_a_sleeper_that_never_looks_at_its_buddies() {
         .next();
     let caught = caught.expect("no schedule caught a sleeper missing its buddy's work");
     assert!(caught.contains("while a buddy holds work"), "{caught}");
+}
+
+#[test]
+fn the_model_catches_a_served_sleeper_that_overwrites_a_wake_up() {
+    let caught = jobs(true, Break::ServeOverwrites, 0..3000)
+        .filter_map(|j| run(j).err())
+        .next();
+    let caught = caught.expect("no schedule caught a served sleeper losing its wake-up");
+    assert!(caught.contains("sleeps although a buddy served"), "{caught}");
 }
