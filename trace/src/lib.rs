@@ -2,10 +2,13 @@
 //!
 //! Every rank records what its scheduler does as [`record::Record`]s (kinds
 //! declared once in [`record::Kind`]) and writes them, with a header, to
-//! its own file ([`file`]). The outputs are made from those files.
+//! its own file ([`file`]). The outputs are made from those files: read
+//! back and placed on the job's clock by [`load`].
 
 pub mod file;
+pub mod load;
 pub mod record;
 
 pub use file::{rank_file, read_rank_file, write_rank_file, KindTotal, RankHeader};
+pub use load::{load, Event, Flow, FlowKind, RankEvents, RankTrace, Timeline, Trace};
 pub use record::{Kind, KindInfo, Outcome, Record, Shape, RECORD_BYTES};
