@@ -5,10 +5,14 @@
 //! its own file ([`file`]). The outputs are made from those files: read
 //! back and placed on the job's clock by [`load`].
 
+pub mod chrome;
 pub mod file;
 pub mod load;
 pub mod record;
+pub mod stats;
 
+pub use chrome::{chrome_json, write_chrome};
 pub use file::{rank_file, read_rank_file, write_rank_file, KindTotal, RankHeader};
 pub use load::{load, Event, Flow, FlowKind, RankEvents, RankTrace, Timeline, Trace};
 pub use record::{Kind, KindInfo, Outcome, Record, Shape, RECORD_BYTES};
+pub use stats::{stats_json, stats_text, Stats};

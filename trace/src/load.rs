@@ -53,7 +53,10 @@ pub fn load(dir: &Path) -> Result<Trace, String> {
         ranks.push(RankTrace { path, header, records });
     }
     if ranks.is_empty() {
-        return Err(format!("{}: no rank-<R>.uatrace files (was the job traced?)", dir.display()));
+        return Err(format!(
+            "{}: no rank-<R>.uatrace files (was the job traced?)",
+            dir.display()
+        ));
     }
     ranks.sort_by_key(|r| r.header.rank);
     let first = &ranks[0];
@@ -105,10 +108,20 @@ fn check_rank(path: &Path, rank: u32, h: &RankHeader, records: &[Record]) -> Res
             return bad(format!("record {i}: unknown kind code {}", r.kind));
         };
         if r.end < r.start {
-            return bad(format!("record {i} ({}): ends at {} before its start {}", kind.info().name, r.end, r.start));
+            return bad(format!(
+                "record {i} ({}): ends at {} before its start {}",
+                kind.info().name,
+                r.end,
+                r.start
+            ));
         }
         if r.peer >= h.ranks {
-            return bad(format!("record {i} ({}): peer {} of {} ranks", kind.info().name, r.peer, h.ranks));
+            return bad(format!(
+                "record {i} ({}): peer {} of {} ranks",
+                kind.info().name,
+                r.peer,
+                h.ranks
+            ));
         }
     }
     for t in &h.totals {
@@ -237,12 +250,19 @@ impl Trace {
 
     /// The ranks whose files say the job failed (`complete: false`).
     pub fn incomplete_ranks(&self) -> Vec<u32> {
-        self.ranks.iter().filter(|r| !r.header.complete).map(|r| r.header.rank).collect()
+        self.ranks
+            .iter()
+            .filter(|r| !r.header.complete)
+            .map(|r| r.header.rank)
+            .collect()
     }
 
     /// The file of a rank, if it left one.
     pub fn rank(&self, rank: u32) -> Option<&RankTrace> {
-        self.ranks.binary_search_by_key(&rank, |r| r.header.rank).ok().map(|i| &self.ranks[i])
+        self.ranks
+            .binary_search_by_key(&rank, |r| r.header.rank)
+            .ok()
+            .map(|i| &self.ranks[i])
     }
 
     /// Every record on the job's clock (its ticks through its rank's
@@ -317,9 +337,10 @@ impl Trace {
                         to_ns: e.end_ns,
                         value: e.value,
                     }),
-                    Shape::FlowStart => {
-                        froms.entry((e.peer, e.value)).or_default().push((e.start_ns, error, e.rank, false))
-                    }
+                    Shape::FlowStart => froms
+                        .entry((e.peer, e.value))
+                        .or_default()
+                        .push((e.start_ns, error, e.rank, false)),
                     Shape::FlowEnd => tos.push((e.start_ns, error, e.rank, e.value)),
                     Shape::Interval | Shape::Instant => {}
                 }
@@ -459,7 +480,14 @@ mod tests {
         named(load(&d).unwrap_err(), "before its start");
         write(&d, header(2, 4, 0), &[rec(Kind::Task, 7, 5, 9, 0)]);
         named(load(&d).unwrap_err(), "peer 7 of 4");
-        write(&d, header(2, 4, 0), &[Record { kind: 99, ..Record::default() }]);
+        write(
+            &d,
+            header(2, 4, 0),
+            &[Record {
+                kind: 99,
+                ..Record::default()
+            }],
+        );
         named(load(&d).unwrap_err(), "unknown kind code 99");
         write(&d, header(2, 3, 0), &[]);
         named(load(&d).unwrap_err(), "counts 3 ranks");
