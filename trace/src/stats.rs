@@ -121,8 +121,14 @@ fn outcome_index(value: u64) -> usize {
     Outcome::from_code(value).map_or(Outcome::ALL.len(), |o| o as usize)
 }
 
-fn list(ranks: &[u32]) -> String {
-    ranks.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+/// "rank 3", "ranks 1, 3".
+fn ranks_named(ranks: &[u32]) -> String {
+    let list = ranks.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+    if ranks.len() == 1 {
+        format!("rank {list}")
+    } else {
+        format!("ranks {list}")
+    }
 }
 
 impl Stats {
@@ -162,13 +168,16 @@ impl Stats {
         }
         if !trace.missing.is_empty() {
             notes.push(format!(
-                "ranks without a file: {} (the job failed before they wrote one?); the totals leave them out",
-                list(&trace.missing)
+                "no file from {} (the job failed before writing it?); the totals leave them out",
+                ranks_named(&trace.missing)
             ));
         }
         let incomplete = trace.incomplete_ranks();
         if !incomplete.is_empty() {
-            notes.push(format!("partial traces (the job failed): ranks {}", list(&incomplete)));
+            notes.push(format!(
+                "partial traces (the job failed) from {}",
+                ranks_named(&incomplete)
+            ));
         }
         if trace.dropped() > 0 {
             let on: Vec<u32> = trace
@@ -178,10 +187,10 @@ impl Stats {
                 .map(|r| r.header.rank)
                 .collect();
             notes.push(format!(
-                "{} records dropped (buffer full) on ranks {}: counts and times include them; \
+                "{} records dropped (buffer full) on {}: counts and times include them; \
                  the timelines, steal outcomes and flows do not",
                 trace.dropped(),
-                list(&on)
+                ranks_named(&on)
             ));
         }
         if timeline.unpaired_join_from + timeline.unpaired_join_to > 0 {
@@ -256,7 +265,12 @@ impl Stats {
                     human_ns(k.total_ns),
                     k.mean_ns().map_or("-".into(), human_ns),
                     human_ns(k.max_ns),
-                    share(k, ranks),
+                    // A flow's time is a latency, not a state of the rank.
+                    if kind.shape == Shape::Interval {
+                        share(k, ranks)
+                    } else {
+                        "-".into()
+                    },
                 )
             } else {
                 ("-".into(), "-".into(), "-".into(), "-".into())
@@ -279,10 +293,13 @@ impl Stats {
         for &i in &used {
             row(&mut s, "all", i, &self.kinds[i], files);
         }
-        let _ = writeln!(s, "\nPer rank");
+        let _ = writeln!(
+            s,
+            "\nPer rank (time: share of the run; ranks without such records left out)"
+        );
         header(&mut s);
         for &i in &used {
-            for r in &self.ranks {
+            for r in self.ranks.iter().filter(|r| r.kinds[i].count > 0) {
                 row(&mut s, &r.rank.to_string(), i, &r.kinds[i], 1);
             }
         }
