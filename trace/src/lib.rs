@@ -2,8 +2,8 @@
 //!
 //! Every rank records what its scheduler does as [`record::Record`]s (kinds
 //! declared once in [`record::Kind`]) and writes them, with a header, to
-//! its own file ([`file`]). The outputs are made from those files: read
-//! back and placed on the job's clock by [`load`], then written as Chrome
+//! its own file ([`mod@file`]). The outputs are made from those files: read
+//! back and placed on the job's clock by [`load()`], then written as Chrome
 //! Trace Event JSON ([`chrome`]), a statistics table ([`stats`]) and, with
 //! the `otf2` feature, an OTF2 archive (`otf2`). [`write_outputs`] writes
 //! them all; the `uat-trace merge DIR` command calls it.
@@ -70,7 +70,7 @@ fn write_file(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result
     out.flush().map_err(what)
 }
 
-/// Loads the rank files in `dir` ([`load`]) and writes `dir/trace.json`,
+/// Loads the rank files in `dir` ([`load()`]) and writes `dir/trace.json`,
 /// `dir/stats.txt`, `dir/stats.json` and, with the `otf2` feature,
 /// `dir/trace.otf2` (the archive's other files next to it).
 pub fn write_outputs(dir: &Path) -> Result<Written, String> {
