@@ -9,8 +9,15 @@ set -euo pipefail
 if [ -n "${UAT_LAUNCHER:-}" ]; then echo "$UAT_LAUNCHER"; exit 0; fi
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 exe="$root/target/tools/release/cargo-uat"
-if [ ! -x "$exe" ] || [ -n "$(find "$root/cargo-uat" -newer "$exe" -name '*.rs' -print -quit)" ]; then
-  (cd "$root" && cargo build --quiet --release -p cargo-uat --target-dir target/tools) >&2 \
+# OTF2 traces where the OTF2 library is installed (cargo uat setup installs
+# it): the launcher is rebuilt when that changes.
+features=""
+if [ -e /usr/include/otf2/otf2.h ] || [ -n "${OTF2_PREFIX:-}" ]; then features="otf2"; fi
+stamp="$root/target/tools/release/cargo-uat.features"
+if [ ! -x "$exe" ] || [ "$(cat "$stamp" 2>/dev/null || echo none)" != "$features" ] \
+   || [ -n "$(find "$root/cargo-uat" "$root/trace" "$root/rules" -newer "$exe" \( -name '*.rs' -o -name Cargo.toml \) -print -quit)" ]; then
+  (cd "$root" && cargo build --quiet --release -p cargo-uat --features "$features" --target-dir target/tools) >&2 \
     || { echo "launcher.sh: error: building cargo-uat failed" >&2; exit 2; }
+  echo "$features" > "$stamp"
 fi
 echo "$exe"

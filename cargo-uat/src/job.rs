@@ -39,6 +39,8 @@ pub struct JobSpec {
     pub program: PathBuf,
     /// Its arguments.
     pub args: Vec<OsString>,
+    /// Write a trace into this directory (`UAT_TRACE`).
+    pub trace: Option<PathBuf>,
 }
 
 /// How a job ended.
@@ -109,7 +111,7 @@ fn signal_name(sig: i32) -> &'static str {
 /// launcher adds: see [`environment`]).
 pub fn command_line(spec: &JobSpec) -> Result<Vec<OsString>, String> {
     let mut line: Vec<OsString> = Vec::new();
-    let vars = || passed_variables().join(",");
+    let vars = || passed_variables(spec).join(",");
     match spec.conduit {
         Conduit::Smp => line.push(spec.program.clone().into()),
         Conduit::Udp => {
@@ -129,7 +131,7 @@ pub fn command_line(spec: &JobSpec) -> Result<Vec<OsString>, String> {
             if unsafe { libc::geteuid() } == 0 {
                 line.push("--allow-run-as-root".into());
             }
-            for var in passed_variables() {
+            for var in passed_variables(spec) {
                 line.extend(["-x".into(), var.into()]);
             }
             line.push(spec.program.clone().into());
@@ -169,18 +171,23 @@ pub fn environment(spec: &JobSpec) -> Vec<(&'static str, String)> {
         }
         Conduit::Mpi | Conduit::Ibv => {}
     }
+    if let Some(dir) = &spec.trace {
+        env.push(("UAT_TRACE", dir.display().to_string()));
+    }
     env
 }
 
 /// The `GASNET_*` and `UAT_*` variables to hand to launchers that need a
 /// list (mpirun, gasnetrun_ibv), including the ones we set.
-fn passed_variables() -> Vec<String> {
+fn passed_variables(spec: &JobSpec) -> Vec<String> {
     let mut vars: Vec<String> = std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| k.starts_with("GASNET_") || k.starts_with("UAT_"))
         .collect();
-    if !vars.iter().any(|v| v == "UAT_LAUNCHED") {
-        vars.push("UAT_LAUNCHED".into());
+    for (k, _) in environment(spec) {
+        if !vars.iter().any(|v| v == k) {
+            vars.push(k.into());
+        }
     }
     vars.sort();
     vars
@@ -290,6 +297,7 @@ mod tests {
             timeout: None,
             program: "/bin/prog".into(),
             args: vec!["--x".into()],
+            trace: None,
         }
     }
 

@@ -99,6 +99,14 @@ struct RunArgs {
     /// (same arguments), e.g. a site's wrapper.
     #[arg(long, value_name = "CMD")]
     launcher: Option<String>,
+    /// Write a trace of the scheduler into DIR (sets UAT_TRACE for every
+    /// rank): trace.json (Chrome Trace Event JSON: Perfetto UI,
+    /// chrome://tracing), stats.txt and stats.json (per event kind: count,
+    /// total, mean, max), trace.otf2 (OTF2, for Vampir; where this launcher
+    /// was built with the OTF2 library), and each rank's rank-R.uatrace.
+    /// UAT_TRACE_MODE=stats keeps the statistics only.
+    #[arg(long, value_name = "DIR")]
+    trace: Option<PathBuf>,
     /// Kill the whole job after S seconds (exit code 124).
     #[arg(long, value_name = "S", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
@@ -239,12 +247,66 @@ fn run(a: RunArgs) -> Result<i32, String> {
         timeout: a.timeout.map(Duration::from_secs),
         program: exe,
         args: a.args,
+        trace: a.trace.as_deref().map(absolute).transpose()?,
     };
+    if let Some(dir) = &spec.trace {
+        clear_trace(dir)?;
+    }
     let ending = job::run(&spec)?;
     if let Some(msg) = ending.describe(v.conduit, spec.timeout) {
         eprintln!("cargo-uat: error: {msg}");
     }
+    if let Some(dir) = &spec.trace {
+        write_trace(dir, ending.code() == 0);
+    }
     Ok(ending.code())
+}
+
+/// `dir` from the working directory (every rank writes there, whatever its
+/// own working directory).
+fn absolute(dir: &std::path::Path) -> Result<PathBuf, String> {
+    std::path::absolute(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))
+}
+
+/// Removes an earlier job's rank files and outputs from `dir`, so that the
+/// merge never mixes two jobs.
+fn clear_trace(dir: &std::path::Path) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))?;
+    for entry in std::fs::read_dir(dir).map_err(|e| format!("--trace {}: {e}", dir.display()))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.ends_with(".uatrace") || ["trace.json", "stats.txt", "stats.json"].contains(&name.as_str()) {
+            std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// After the job: rank 0 wrote the outputs of a job that ended well, and
+/// the launcher adds OTF2 where it has the library; after a failure it
+/// makes them from whatever the ranks left, and says what is missing.
+fn write_trace(dir: &std::path::Path, ok: bool) {
+    if ok && dir.join("trace.json").exists() {
+        #[cfg(feature = "otf2")]
+        match uat_trace::load(dir).and_then(|t| uat_trace::write_otf2(&t, &t.timeline(), dir)) {
+            Ok(w) => eprintln!("cargo-uat: trace: {}", w.anchor.display()),
+            Err(e) => eprintln!("cargo-uat: error: no OTF2 trace in {}: {e}", dir.display()),
+        }
+        return;
+    }
+    match uat_trace::write_outputs(dir) {
+        Ok(w) => {
+            let paths: Vec<String> = w.paths().iter().map(|p| p.display().to_string()).collect();
+            eprintln!("cargo-uat: trace: {}", paths.join(", "));
+            for note in &w.notes {
+                eprintln!("cargo-uat: trace: {note}");
+            }
+        }
+        Err(e) => eprintln!("cargo-uat: error: no trace in {}: {e}", dir.display()),
+    }
 }
 
 #[cfg(test)]

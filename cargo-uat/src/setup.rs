@@ -14,7 +14,7 @@ use std::process::Command;
 /// autoconf, automake: GASNet's ./Bootstrap; libclang-dev: bindgen;
 /// libibverbs-dev: ibv-conduit; openmpi: mpi-conduit and ibv's MPI spawner;
 /// fonts-dejavu-core: the reproduction report's plots.
-pub const PACKAGES: [&str; 10] = [
+pub const PACKAGES: [&str; 12] = [
     "autoconf",
     "automake",
     "make",
@@ -25,6 +25,9 @@ pub const PACKAGES: [&str; 10] = [
     "libopenmpi-dev",
     "openmpi-bin",
     "fonts-dejavu-core",
+    // Traces in OTF2 (`cargo uat run --trace`), and `otf2-print`.
+    "libopen-trace-format2-dev",
+    "otf2-tools",
 ];
 
 /// The GASNet-EX version gasnet-sys builds, and the package that carries it.

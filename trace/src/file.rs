@@ -73,6 +73,29 @@ impl RankHeader {
     pub fn ns(&self, ticks: u64) -> f64 {
         self.origin_ns as f64 + (ticks as f64 - self.origin_ticks as f64) * 1e9 / self.ticks_per_s
     }
+
+    /// A tick of this rank's clock on the job's clock, in ns after `base_ns`
+    /// (a moment on the job's clock near the trace): [`RankHeader::ns`]
+    /// without its rounding when the job's clock counts from far away (an
+    /// `f64` holds whole ns only up to 2^53).
+    pub fn ns_after(&self, ticks: u64, base_ns: u64) -> f64 {
+        let origin = (i128::from(self.origin_ns) - i128::from(base_ns)) as f64;
+        let since = (i128::from(ticks) - i128::from(self.origin_ticks)) as f64;
+        origin + since * 1e9 / self.ticks_per_s
+    }
+
+    /// The inverse of [`RankHeader::ns_after`]: this rank's tick at `ns`
+    /// after `base_ns` on the job's clock (nearest; saturating at 0).
+    pub fn ticks_at(&self, ns: f64, base_ns: u64) -> u64 {
+        let origin = (i128::from(self.origin_ns) - i128::from(base_ns)) as f64;
+        let ticks = self.origin_ticks as f64 + (ns - origin) * self.ticks_per_s / 1e9;
+        ticks.round().max(0.0) as u64
+    }
+
+    /// A number of this rank's ticks as a duration in ns.
+    pub fn duration_ns(&self, ticks: u64) -> f64 {
+        ticks as f64 * 1e9 / self.ticks_per_s
+    }
 }
 
 /// The path of `rank`'s file in `dir`.
@@ -177,6 +200,9 @@ mod tests {
         assert_eq!(r, records);
         assert_eq!(h.ns(1000), 77.0);
         assert_eq!(h.ns(3500), 77.0 + 1000.0);
+        assert_eq!(h.ns_after(3500, 70), 7.0 + 1000.0);
+        assert_eq!(h.ns_after(0, 77), -400.0);
+        assert_eq!(h.duration_ns(25), 10.0);
         std::fs::write(&path, "hello\n").unwrap();
         assert!(read_rank_file(&path).unwrap_err().contains("not a uat trace file"));
         std::fs::remove_dir_all(&dir).unwrap();

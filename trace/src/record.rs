@@ -1,5 +1,5 @@
 //! What a rank records: fixed-size [`Record`]s of the kinds declared once
-//! in [`kinds!`] (name, shape, meaning), in the rank's own clock ticks.
+//! in `kinds!` (name, shape, meaning), in the rank's own clock ticks.
 
 /// How a kind of record is drawn and counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -105,7 +105,12 @@ impl Tracer {
     /// Records one record (tracing on).
     #[cold]
     pub(crate) fn record(&self, kind: Kind, peer: u32, start: u64, end: u64, value: u64) {
-        let ticks = end.saturating_sub(start);
+        // A peer flow's start is on the peer's clock: no duration here.
+        let ticks = if kind == Kind::JoinFlow {
+            0
+        } else {
+            end.saturating_sub(start)
+        };
         {
             let mut totals = self.totals.borrow_mut();
             let t = &mut totals[kind as usize];
@@ -312,7 +317,27 @@ pub(crate) fn end_of_job(gasnet: gasnet_sys::Gasnet) {
 
 /// Rank 0 makes the outputs from the ranks' files.
 fn merge(dir: &std::path::Path) {
-    gasnet_sys::report(format_args!("uat: trace files in {}", dir.display()));
+    match uat_trace::write_outputs(dir) {
+        Ok(written) => {
+            let paths: Vec<String> = written.paths().iter().map(|p| p.display().to_string()).collect();
+            gasnet_sys::report(format_args!("uat: trace written: {}", paths.join(", ")));
+            // Under the launcher (`cargo uat run --trace`), which writes
+            // the OTF2 archive itself after the job.
+            let launched = std::env::var_os("UAT_LAUNCHED").is_some();
+            for note in written
+                .notes
+                .iter()
+                .filter(|n| !(launched && *n == uat_trace::OTF2_NOT_BUILT))
+            {
+                gasnet_sys::report(format_args!("uat: trace: {note}"));
+            }
+        }
+        Err(e) => gasnet_sys::report(format_args!(
+            "uat: cannot merge the trace in {}: {e} (the ranks' files are there; `uat-trace merge {}` retries)",
+            dir.display(),
+            dir.display()
+        )),
+    }
 }
 
 /// A completion tag (tracing): the completing rank plus one in the high
