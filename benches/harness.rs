@@ -493,6 +493,9 @@ impl Harness {
             line.insert("time_s".into(), json!(round(time_s, 6)));
             line.insert("throughput".into(), json!(round(value as f64 / time_s.max(1e-9), 1)));
             line.insert("stats".into(), stats_json(&stats));
+            if let Some(ws) = stats.workspan() {
+                line.insert("workspan".into(), workspan_json(&ws));
+            }
             line.extend(extra);
             if wrong {
                 eprintln!(
@@ -547,6 +550,21 @@ pub fn stats_json(s: &Stats) -> Value {
         (field.json_name().into_owned(), v)
     });
     Value::Object(fields.collect())
+}
+
+/// The `workspan` object of the JSON line (`UAT_WORKSPAN=on`).
+pub fn workspan_json(w: &uat::stats::WorkSpan) -> Value {
+    json!({
+        "work_strands": w.work_strands,
+        "span_strands": w.span_strands,
+        "parallelism_strands": round(w.work_strands as f64 / w.span_strands.max(1) as f64, 3),
+        "work_s": round(w.work_s, 9),
+        "span_s": round(w.span_s, 9),
+        "parallelism": round(w.parallelism, 3),
+        "steal_s": w.steal_s.map(|s| round(s, 9)),
+        "burdened_span_s": w.burdened_span_s.map(|s| round(s, 9)),
+        "burdened_parallelism": w.burdened_parallelism.map(|p| round(p, 3)),
+    })
 }
 
 fn secs(cycles: u64) -> f64 {

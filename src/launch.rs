@@ -190,6 +190,19 @@ where
             .collect();
         crate::gasnet::report(format_args!("uat: run stats {{{}}}", fields.join(",")));
     }
+    if let (Some(ws), 0) = (stats.workspan(), gasnet.rank()) {
+        crate::gasnet::report(format_args!(
+            "uat: work {:.6} s ({} strands), span {:.6} s ({} strands), parallelism {:.2} ({:.2} in strands){}",
+            ws.work_s,
+            ws.work_strands,
+            ws.span_s,
+            ws.span_strands,
+            ws.parallelism,
+            ws.work_strands as f64 / ws.span_strands as f64,
+            ws.burdened_parallelism
+                .map_or(String::new(), |b| format!(", burdened parallelism {b:.2}"))
+        ));
+    }
     let code = then(result);
     gasnet.barrier();
     runtime.exit(code)

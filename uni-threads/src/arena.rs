@@ -17,6 +17,7 @@
 //!                sleep, lifeline slots
 //! deque entries  capacity × 16 bytes (at a fixed address: DEQUE_OFFSET)
 //! future cells   count × 64 bytes
+//! span slots     count × 32 bytes (UAT_WORKSPAN: a child's final path)
 //! stats slots    one per rank (rank 0's are gathered at the end of a run)
 //! RDMA region    copies of suspended threads' frames
 //! global heap    `uat::global` memory (UAT_GLOBAL_HEAP bytes)
@@ -60,6 +61,8 @@ pub(crate) struct Layout {
     pub deque_capacity: usize,
     pub cells: usize,
     pub cell_count: usize,
+    /// One path slot per future cell (`crate::workspan`), same index.
+    pub spans: usize,
     pub rdma: usize,
     pub rdma_size: usize,
     /// The global heap (`crate::global`).
@@ -140,6 +143,9 @@ impl ControlWord {
 }
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub(crate) const DEQUE_OFFSET: usize = PAGE;
+/// Bytes of a future cell's span slot (`crate::workspan::Path`, padded).
+pub(crate) const SPAN_SLOT: usize = 32;
+const _: () = assert!(crate::workspan::PATH_BYTES <= SPAN_SLOT);
 /// Bytes of one rank's stats slot.
 pub(crate) const STATS_SLOT: usize = 512;
 const _: () = assert!(
@@ -153,7 +159,8 @@ impl Layout {
     pub(crate) fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
         let deque = DEQUE_OFFSET;
         let cells = deque + page_up(c.deque_capacity * entry_bytes);
-        let stats = cells + page_up(c.future_cells * cell_bytes);
+        let spans = cells + page_up(c.future_cells * cell_bytes);
+        let stats = spans + page_up(c.future_cells * SPAN_SLOT);
         let rdma = stats + page_up(ranks as usize * STATS_SLOT);
         let rdma_size = page_up(c.rdma_region);
         let stack_size = page_up(c.stack_size);
@@ -165,6 +172,7 @@ impl Layout {
             deque_capacity: c.deque_capacity,
             cells,
             cell_count: c.future_cells,
+            spans,
             rdma,
             rdma_size,
             heap,
@@ -320,11 +328,21 @@ mod tests {
             .stack_size(1 << 20)
             .global_heap(100_000);
         let l = Layout::new(&c, 3, 16, 64);
-        let parts = [0, l.deque, l.cells, l.stats, l.rdma, l.heap, l.heap + l.heap_size];
+        let parts = [
+            0,
+            l.deque,
+            l.cells,
+            l.spans,
+            l.stats,
+            l.rdma,
+            l.heap,
+            l.heap + l.heap_size,
+        ];
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);
-        assert!(l.stats - l.cells >= 1000 * 64);
+        assert!(l.spans - l.cells >= 1000 * 64);
+        assert!(l.stats - l.spans >= 1000 * SPAN_SLOT);
         assert!(l.rdma - l.stats >= 3 * STATS_SLOT);
         assert_eq!(l.stack_top(), ARENA_BASE);
         assert_eq!(l.stack_lo(), ARENA_BASE - (1 << 20));

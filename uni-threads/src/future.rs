@@ -214,6 +214,41 @@ impl CellRef {
         g.put_u64(self.rank, remote(g, self.rank, self.addr), DONE_REMOTE);
     }
 
+    /// Work/span: the address of this cell's span slot (same index in the
+    /// arena's span slots as the cell in the cells).
+    fn span_slot(self, layout: &Layout) -> usize {
+        Layout::addr(layout.spans) + (self.addr - Layout::addr(layout.cells)) / CELL_SIZE * crate::arena::SPAN_SLOT
+    }
+
+    /// Work/span: leaves a child's final path for its joiner (before the
+    /// completion's release of the state).
+    pub(crate) fn put_path(self, g: Gasnet, layout: &Layout, me: u32, path: crate::workspan::Path) {
+        let words = path.to_words();
+        let at = self.span_slot(layout);
+        if self.rank == me {
+            // SAFETY: the slot of a pending cell, written only by its one
+            // completer (the caller) and read after the state says done.
+            unsafe { std::ptr::write(at as *mut [u64; 3], words) };
+        } else {
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            g.put(self.rank, remote(g, self.rank, at), &bytes);
+        }
+    }
+
+    /// Work/span: the final path of a done cell's child.
+    pub(crate) fn path(self, g: Gasnet, layout: &Layout, me: u32) -> crate::workspan::Path {
+        let at = self.span_slot(layout);
+        let words = if self.rank == me {
+            // SAFETY: the slot of a done cell, written before its state.
+            unsafe { std::ptr::read(at as *const [u64; 3]) }
+        } else {
+            let mut b = [0u8; 24];
+            g.get(&mut b, self.rank, remote(g, self.rank, at));
+            [0, 1, 2].map(|i| u64::from_ne_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes")))
+        };
+        crate::workspan::Path::from_words(words)
+    }
+
     /// Tracing: stores who completed a local cell, and when, in its spare
     /// word (before the completion's release store of the state).
     pub(crate) fn set_tag_local(self, tag: u64) {

@@ -88,6 +88,7 @@ mod trace;
 mod tsc;
 mod victim;
 mod worker;
+mod workspan;
 
 pub use arena::ARENA_BASE;
 pub use config::{CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol, TraceMode};

@@ -236,6 +236,7 @@ impl Runtime {
                 rank,
                 ranks,
             ),
+            workspan: crate::workspan::WorkSpan::new(config.workspan),
         });
         worker().memory.heap.publish();
         crate::guard::install(
@@ -284,6 +285,7 @@ impl Runtime {
             .process_cpu_ns_at_start
             .set(cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID));
         w.lifelines.reset();
+        w.workspan.reset();
         w.memory.acquire(w);
         let cell = if w.rank == 0 {
             Some(
@@ -314,9 +316,12 @@ impl Runtime {
         w.memory.end_of_run(w);
         let cpu = cpu_ns(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(w.run.cpu_ns_at_start.get());
         let process = cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(w.run.process_cpu_ns_at_start.get());
+        let (work_strands, work_ticks) = w.workspan.work();
         w.run.counters.update(|c| {
             c.worker_cpu_ns = cpu;
             c.process_cpu_ns = process;
+            c.work_strands = work_strands;
+            c.work_cycles = work_ticks;
         });
         // Every spawned task must have been joined: a leaked handle leaves a
         // task that no one waits for (it may even still be running, on a
@@ -572,8 +577,19 @@ where
     let w = worker();
     w.thread.bottom_top.set(w.layout.stack_top());
     w.trace.task_begins();
+    if w.workspan.on() {
+        w.workspan.begin(crate::workspan::Path::default());
+    }
     let value = run_task(f);
     let w = worker();
+    if w.workspan.on() {
+        let span = w.workspan.end();
+        w.run.counters.update(|c| {
+            c.span_strands = span.strands;
+            c.span_cycles = span.ticks;
+            c.span_spawns = span.spawns;
+        });
+    }
     w.memory.release(w);
     complete(
         CellRef {

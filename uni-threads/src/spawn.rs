@@ -100,11 +100,17 @@ where
         [Word::new(&f as *const F as usize), Word::uninit(), Word::uninit()]
     };
     let [a, b, c] = task;
+    // Work/span: the parent's path, kept in this frame (it travels with
+    // the continuation) while the child's strand runs.
+    let path = w.workspan.on().then(|| w.workspan.spawn());
     // SAFETY: do_spawn returns normally (leaving the frames above the record
     // untouched) or never (the parent continues elsewhere via its deque
     // entry). A task by reference: `f` outlives the call, and do_spawn
     // copies it before it can move.
     unsafe { save_context_and_call(do_spawn::<F, T>, a, b, c, Word::new(cell.addr), Word::uninit()) };
+    if let Some(path) = path {
+        worker_in_task().workspan.begin(path);
+    }
     JoinHandle {
         cell,
         _result: PhantomData,
@@ -215,6 +221,9 @@ where
 
     // The child may have moved to another process: fetch the worker again.
     let w = worker_in_task();
+    if w.workspan.on() {
+        cell.put_path(w.gasnet, &w.layout, w.rank, w.workspan.end());
+    }
     if w.deque.pop().is_some() {
         // The parent is still here, and so is its cell: entries never move
         // between deques, so the popped one (the parent's: a waiter resumes
@@ -325,6 +334,15 @@ impl<T: Copy + 'static> Drop for JoinHandle<T> {
 
 #[inline(always)]
 fn join_cell<T: Copy>(cell: CellRef) -> T {
+    // Work/span: the joiner's strand ends here; the next starts after the
+    // longer of its path and the child's (read before the cell is freed).
+    let w = worker_in_task();
+    let path = w.workspan.on().then(|| w.workspan.end());
+    let after = |w: &crate::worker::Worker| {
+        if let Some(p) = path {
+            w.workspan.begin(p.join(cell.path(w.gasnet, &w.layout, w.rank)));
+        }
+    };
     // A JoinHandle is neither Send nor Sync: it is on the worker thread,
     // whose runtime made it. Taking a finished task's result needs nothing
     // more; suspending needs a task (a thread-local can carry a handle out
@@ -344,6 +362,7 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
                 }
                 // SAFETY: done, and it holds the T its spawn created it for.
                 let value = unsafe { cell.result_local::<T>() };
+                after(w);
                 w.cells.free(cell);
                 w.run.counters.update(|c| c.joins += 1);
                 return value;
@@ -353,6 +372,7 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
             if w.trace.on() {
                 crate::trace::joined_remote(cell.tag_remote(w.gasnet), cell.addr);
             }
+            after(w);
             let value = cell.take_remote::<T>(w.gasnet);
             w.run.counters.update(|c| c.joins += 1);
             return value;

@@ -188,6 +188,18 @@ stats! {
     /// Bytes of global memory written to other processes' segments (cache
     /// write-backs, or with `UAT_CACHE=off` every write checkout).
     global_written_bytes: Sum Bytes,
+    /// Work/span (`UAT_WORKSPAN`): strands run (the work in strands: 1 + 3
+    /// per spawn over a run).
+    work_strands: Sum Count,
+    /// The work in time: the strands' total length.
+    work_cycles: Sum Cycles,
+    /// The span in strands: the longest path of strands through the run.
+    span_strands: Max Count,
+    /// The span in time: the longest path's length.
+    span_cycles: Max Cycles,
+    /// Spawns along the span in time (the burdened span adds a steal's
+    /// cost for each).
+    span_spawns: Max Count,
 }
 
 /// The live counters of this rank: a [`Stats`] updated in place by the
@@ -265,5 +277,56 @@ mod tests {
         assert_eq!(f.json_name(), "spawns");
         let f = Stats::FIELDS.iter().find(|f| f.name == "worker_cpu_ns").unwrap();
         assert_eq!(f.json_name(), "worker_cpu_s");
+    }
+}
+
+/// Work, span and parallelism of a run (`UAT_WORKSPAN=on`), from its
+/// counters summed over ranks ([`Stats::workspan`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorkSpan {
+    /// Strands run (1 + 3 per spawn).
+    pub work_strands: u64,
+    /// The longest path of strands.
+    pub span_strands: u64,
+    /// Seconds of all strands.
+    pub work_s: f64,
+    /// Seconds along the longest path.
+    pub span_s: f64,
+    /// `work_s / span_s`: the speed-up no number of ranks can beat.
+    pub parallelism: f64,
+    /// The run's mean cost of a successful steal (its phases), charged per
+    /// spawn along the span; None without steals.
+    pub steal_s: Option<f64>,
+    /// `span_s` plus `steal_s` per spawn along it.
+    pub burdened_span_s: Option<f64>,
+    /// `work_s / burdened_span_s`.
+    pub burdened_parallelism: Option<f64>,
+}
+
+impl Stats {
+    /// The run's work and span, when they were measured.
+    pub fn workspan(&self) -> Option<WorkSpan> {
+        if self.span_strands == 0 {
+            return None;
+        }
+        let hz = crate::tsc::hz();
+        let (work_s, span_s) = (self.work_cycles as f64 / hz, self.span_cycles as f64 / hz);
+        let steal_cycles = self.steal_empty_check_cycles
+            + self.steal_claim_cycles
+            + self.steal_entry_cycles
+            + self.steal_transfer_cycles
+            + self.steal_release_cycles;
+        let steal_s = (self.steals_succeeded > 0).then(|| steal_cycles as f64 / hz / self.steals_succeeded as f64);
+        let burdened_span_s = steal_s.map(|c| span_s + c * self.span_spawns as f64);
+        Some(WorkSpan {
+            work_strands: self.work_strands,
+            span_strands: self.span_strands,
+            work_s,
+            span_s,
+            parallelism: work_s / span_s.max(1e-12),
+            steal_s,
+            burdened_span_s,
+            burdened_parallelism: burdened_span_s.map(|b| work_s / b.max(1e-12)),
+        })
     }
 }

@@ -112,6 +112,8 @@ pub(crate) struct Worker {
     pub poller: RefCell<Option<am_fad::poller::Poller>>,
     /// What the scheduler did (`UAT_TRACE`).
     pub trace: crate::trace::Tracer,
+    /// Work and span (`UAT_WORKSPAN`).
+    pub workspan: crate::workspan::WorkSpan,
 }
 
 struct Slot {

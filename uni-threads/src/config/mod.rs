@@ -304,6 +304,13 @@ settings! {
     what "cache capacity per process"; values SIZE; default "256M";
     agree false; check |v| values::at_least(v, 4 << 10);
 
+    /// Measure work and span (Cilkscale's measures) in strands and in time
+    /// (`crate::workspan`).
+    workspan: bool = false; set bool;
+    get get_workspan; env "UAT_WORKSPAN", e.g. "on";
+    what "measure work, span and parallelism (in strands and in time)"; values BOOL_SYNTAX; default "off";
+    agree true; check |_| Ok(());
+
     /// Write a trace of the scheduler into this directory at the end of the
     /// job (`crate::trace`); None: no trace.
     trace: Option<std::path::PathBuf> = None; set std::path::PathBuf;
