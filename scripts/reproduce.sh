@@ -51,6 +51,12 @@ Experiments (IPSJ JIP 2016 numbering):
              BTC in the paper's form and with --join, UTS, NQueens and
              cilksort (--cilksort-keys; sort time alone), --reps interleaved
              repetitions, medians and spreads
+  trace      (issue 34) one UTS run (the scaling tree, the first mode) at the
+             highest rank count with `--trace DIR/trace-uts`: the report
+             draws its timeline (plots/timeline-uts.png: rank x time, each
+             rank's state, steals as lines) beside Figs. 13 and 16; the
+             trace's files (trace.json for Perfetto, trace.otf2 for Vampir,
+             stats.txt) stay in trace-uts/
 Every mode also runs with the paper's own mechanisms beside the defaults
 ("paper" rows: its THE steal protocol with a remote lock and, in am mode,
 a poll at every spawn; UAT_STEAL_PROTOCOL=paper, UAT_POLL_INTERVAL=1) in
@@ -66,7 +72,7 @@ Options:
                       to the number of cores)
   --modes LIST        fetch-and-add modes (default: native,am,rdma-emulated)
   --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling,lifelines,
-                      global,peers
+                      global,peers,trace
                       (default: all)
   --conduit C         smp (default) | udp | mpi | ibv
   --launcher CMD      mpi/ibv: the launcher to use instead of mpirun or
@@ -112,7 +118,7 @@ list() { tr ',' ' ' <<<"$1"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
-ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global,peers"
+ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global,peers,trace"
 conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
 btc_depth=27 uts_depth=11 nqueens=15 cilksort_keys=4194304 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
@@ -160,7 +166,7 @@ for m in $(list "$modes"); do
   case "$m" in native|am|rdma-emulated) ;; *) die "unknown fetch-and-add mode '$m' (native, am or rdma-emulated)" ;; esac
 done
 for e in $(list "$experiments"); do
-  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global|peers) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global, peers)" ;; esac
+  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global|peers|trace) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global, peers, trace)" ;; esac
 done
 positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
 positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
@@ -331,6 +337,7 @@ run_job() {
   [ -z "$sub" ] || args=("$sub" "${args[@]}")
   [ "$ec" = na ] || args+=(--empty-check "$ec")
   # job_conduit / job_flags / job_program (set for one call) run it elsewhere;
+  # job_trace=DIR traces it (--trace DIR);
   # job_mech=paper runs it with the paper's mechanisms (no lifelines);
   # job_lifelines=on|off sets UAT_LIFELINES; job_env="VAR=value ..." sets
   # more (recorded as "env").
@@ -344,6 +351,7 @@ run_job() {
   [ -z "${job_env:-}" ] || env+=(${job_env})
   local runner=(env "${env[@]}" "$root/scripts/run.sh" --no-build --conduit "${job_conduit:-$conduit}" ${job_flags:-} --timeout "$timeout_s" -n "$n")
   [ -z "$launcher" ] || runner+=(--launcher "$launcher")
+  [ -z "${job_trace:-}" ] || runner+=(--trace "$job_trace")
   printf 'reproduce: [%s %4ds] %-9s %-14s %-13s %-5s ec=%-3s %3s ranks%s%s%s ... ' "$id" $((SECONDS - started)) "$exp" "$bench" "$mode" "$mech" "$ec" "$n" \
     "$([ -z "${job_lifelines:-}" ] || echo " lifelines $job_lifelines")${job_env:+ $job_env}" \
     "$([ -z "${job_conduit:-}" ] || echo " over ${job_conduit}${job_flags:+ $job_flags}")" \
@@ -384,7 +392,7 @@ should_run() {
 
 # --- The UTS tree's node count: a --seq run, once per tree, cached. ---
 uts_nodes=""
-if want seq || want scaling || want lifelines || want peers; then
+if want seq || want scaling || want lifelines || want peers || want trace; then
   key="uts$(tr -d ' ' <<<"$uts_args")"
   if [ -s "$cache/$key.json" ]; then
     uts_nodes=$(grep -o '"result":[0-9]*' "$cache/$key.json" | cut -d: -f2)
@@ -551,6 +559,18 @@ if want peers; then
       done
     done
   done
+fi
+
+# --- Issue 34: one traced UTS run at the highest rank count; the report
+# draws its timeline (uat-report reads trace-uts/). ---
+if want trace; then
+  trace_n=""
+  for n in $ranks; do
+    [ "$(oversubscribed "$first_mode" "$n")" = false ] || [ "$oversub" = 1 ] || continue
+    [ -n "$trace_n" ] && [ "$trace_n" -ge "$n" ] || trace_n=$n
+  done
+  # shellcheck disable=SC2046
+  [ -z "$trace_n" ] || job_trace="$out/trace-uts" run_job trace "$first_mode" na "$trace_n" $(bench_args uts)
 fi
 
 echo "reproduce: $seqno runs in $((SECONDS - started)) s, $failures not ok" >&2

@@ -36,7 +36,7 @@ for variant in "${variants[@]}"; do
        && timeout 900 scripts/reproduce.sh --quick --out "$out" \
        && for f in report.md scaling.csv spawn.csv latency.csv steal.csv fad.csv runs.jsonl \
                    plots/scaling.png plots/steal-breakdown.png plots/msg-handling.png plots/overhead.png \
-                   global.csv plots/global.png peers.csv plots/peers.png; do
+                   global.csv plots/global.png peers.csv plots/peers.png plots/timeline-uts.png; do
             [ -s "$out/$f" ] || { echo "reproduce: $out/$f is missing" >&2; false; }
           done \
        && grep -q '^## Findings' "$out/report.md"; then

@@ -1,6 +1,7 @@
 //! `uat-report DIR`: turns a results directory of `scripts/reproduce.sh`
 //! (meta.json, runs.jsonl, logs/) into `report.md`, one CSV per experiment
 //! and PNG plots under `plots/`, and prints the summary table.
+//! `uat-report timeline TRACE_DIR OUT.png` draws a traced job's timeline.
 
 mod data;
 mod global;
@@ -14,6 +15,7 @@ mod report;
 mod scaling;
 mod section;
 mod table;
+mod timeline;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -25,6 +27,7 @@ use section::Ctx;
 const HELP: &str = "\
 uat-report DIR
 uat-report --import DIR FILE... [--meta KEY=VALUE]...
+uat-report timeline TRACE_DIR OUT.png
 
 Writes the paper-reproduction report for DIR, a results directory of
 scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
@@ -33,7 +36,8 @@ scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
                      latency.csv, steal.csv, fad.csv, lifelines.csv,
                      lifelines-idle.csv, global.csv, peers.csv
   DIR/plots/*.png    scaling, steals, overhead, msg-handling,
-                     steal-breakdown, latency, spawn, fad, global, peers
+                     steal-breakdown, latency, spawn, fad, global, peers,
+                     timeline-uts (from DIR/trace-uts/, the traced UTS run)
 and prints the summary table. Plots need a TrueType font: DejaVu Sans
 (Debian: fonts-dejavu-core) or UAT_REPORT_FONT=/path/to/font.ttf.
 With --import, DIR is first made from the benchmarks' own JSON lines in
@@ -42,7 +46,16 @@ run (--seq lines the serial elisions, --rayon and --model-child lines
 and btc --join the peers section, micro spawn/latency/steal their
 sections); --meta sets what the report says of the machine (host, cpu,
 cores, date, commit).
-Exit 0 when the report is complete; 1 when a part of it could not be made
+With timeline, draws the trace in TRACE_DIR (a job run with `cargo uat run
+--trace TRACE_DIR` or UAT_TRACE=TRACE_DIR: its rank-R.uatrace files) as a
+PNG: one lane per rank, time across in ms from the first event, each
+rank's state coloured (task, steal attempt, quiescent on lifelines; polls
+and global memory's fetches and write-backs as a band inside; threads
+suspended in joins as a strip under the lane), steals as black lines from
+the victim's claim to the thief's resumption, remote joins as thin blue
+ones; the title gives the program, the ranks and the clock alignment error.
+It exits 0 when drawn, 2 when the trace cannot be read or drawn.
+A report exits 0 when it is complete; 1 when a part of it could not be made
 (said in the report); 2 for a bad command line or an unreadable DIR.";
 
 fn main() -> ExitCode {
@@ -50,6 +63,18 @@ fn main() -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{HELP}");
         return ExitCode::SUCCESS;
+    }
+    if args.first().map(String::as_str) == Some("timeline") {
+        return match timeline::command(&args[1..]) {
+            Ok(msg) => {
+                eprintln!("{msg}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("uat-report: error: {e}");
+                ExitCode::from(2)
+            }
+        };
     }
     let dir = if args.first().map(String::as_str) == Some("--import") {
         match import_args(&args[1..]) {
@@ -154,6 +179,7 @@ fn generate(dir: &Path) -> Result<Made, String> {
         scaling::scaling(&res, &s, &mut ctx),
         scaling::steals(&res, &s, &mut ctx),
         scaling::messages(&res, &s, &mut ctx),
+        timeline::section(&res, &mut ctx),
         lifelines::section(&res, &mut ctx),
         global::section(&res, &mut ctx),
         peers::section(&res, &mut ctx),
