@@ -26,9 +26,12 @@ fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// A way to run a job: its name, launcher flags and environment.
+type Setup = (&'static str, Vec<&'static str>, Vec<(&'static str, &'static str)>);
+
 /// The ways this conduit runs 4 ranks: as they come, and where it can,
 /// with no memory shared (udp over real UDP, mpi without PSHM).
-fn setups() -> Vec<(&'static str, Vec<&'static str>, Vec<(&'static str, &'static str)>)> {
+fn setups() -> Vec<Setup> {
     let mut s = vec![("as launched", vec![], vec![])];
     match uat::CONDUIT.name() {
         "udp" => s.push(("real UDP", vec!["--real-udp"], vec![])),

@@ -8,7 +8,10 @@
 //!   served, an idle rank registered on a lifeline;
 //! - [`AttentionBits::PERIODIC`], the owner's: poll on a countdown anyway;
 //! - [`AttentionBits::MEMORY`], the owner's: global memory needs the next
-//!   spawn.
+//!   spawn;
+//! - [`AttentionBits::HOOKS`], the owner's: per-task hooks are on (a
+//!   trace, work/span), so that a spawn looks for them only where the word
+//!   is set (behind the branch it takes anyway).
 //!
 //! Other ranks *store* [`AttentionBits::REQUEST`] whole (across the network
 //! a put, which cannot or; in shared memory the same, for one rule): a
@@ -33,6 +36,10 @@ impl AttentionBits {
     /// The owner's: global memory needs the next spawn (a checkout is
     /// active, or cached bytes are dirty).
     pub const MEMORY: AttentionBits = AttentionBits(4);
+    /// The owner's: its per-task hooks are on. Asks for nothing by itself:
+    /// it keeps the word non-zero, so that "the word is clear" means "no
+    /// hooks" too.
+    pub const HOOKS: AttentionBits = AttentionBits(8);
 
     /// The bits of a word's value (bits no one defines are kept, and mean
     /// "look", as any non-zero word does).
@@ -65,11 +72,12 @@ impl AttentionBits {
         self.has(AttentionBits::REQUEST)
     }
 
-    /// Whether the word holds the periodic mark and nothing else: the owner
-    /// counts down instead of acting.
+    /// Whether the word holds only the owner's passive marks
+    /// ([`AttentionBits::PERIODIC`], [`AttentionBits::HOOKS`]): nothing to
+    /// act on now (the periodic mark counts down instead).
     #[inline(always)]
-    pub const fn only_periodic(self) -> bool {
-        self.0 == AttentionBits::PERIODIC.0
+    pub const fn passive(self) -> bool {
+        self.0 & !(AttentionBits::PERIODIC.0 | AttentionBits::HOOKS.0) == 0
     }
 }
 
@@ -79,17 +87,18 @@ mod tests {
 
     #[test]
     fn every_combination_of_bits_says_what_it_holds() {
-        for word in 0..8u64 {
+        for word in 0..16u64 {
             let b = B::from_word(word);
             assert_eq!(b.word(), word);
             assert_eq!(b.requested(), word & 2 != 0, "{word}");
-            assert_eq!(b.only_periodic(), word == 1, "{word}");
+            assert_eq!(b.passive(), word & 6 == 0, "{word}");
             assert_eq!(b.has(B::MEMORY), word & 4 != 0, "{word}");
             assert_eq!(b.has(B::PERIODIC), word & 1 != 0, "{word}");
+            assert_eq!(b.has(B::HOOKS), word & 8 != 0, "{word}");
             assert!(b.has(B::NONE));
             assert_eq!(b.with(B::REQUEST).word(), word | 2);
         }
         // The bits are distinct.
-        assert_eq!(B::PERIODIC.with(B::REQUEST).with(B::MEMORY).word(), 7);
+        assert_eq!(B::PERIODIC.with(B::REQUEST).with(B::MEMORY).with(B::HOOKS).word(), 15);
     }
 }

@@ -17,7 +17,7 @@
 //!                sleep, lifeline slots
 //! deque entries  capacity × 16 bytes (at a fixed address: DEQUE_OFFSET)
 //! future cells   count × 64 bytes
-//! span slots     count × 32 bytes (UAT_WORKSPAN: a child's final path)
+//! side slots     count × 64 bytes (work/span paths, a trace's completion tag)
 //! stats slots    one per rank (rank 0's are gathered at the end of a run)
 //! RDMA region    copies of suspended threads' frames
 //! global heap    `uat::global` memory (UAT_GLOBAL_HEAP bytes)
@@ -61,8 +61,9 @@ pub(crate) struct Layout {
     pub deque_capacity: usize,
     pub cells: usize,
     pub cell_count: usize,
-    /// One path slot per future cell (`crate::workspan`), same index.
-    pub spans: usize,
+    /// One side slot per future cell, same index (`crate::future::SideWord`:
+    /// the work/span paths and the trace's completion tag).
+    pub sides: usize,
     pub rdma: usize,
     pub rdma_size: usize,
     /// The global heap (`crate::global`).
@@ -143,9 +144,13 @@ impl ControlWord {
 }
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub(crate) const DEQUE_OFFSET: usize = PAGE;
-/// Bytes of a future cell's span slot (`crate::workspan::Path`, padded).
-pub(crate) const SPAN_SLOT: usize = 32;
-const _: () = assert!(crate::workspan::PATH_BYTES <= SPAN_SLOT);
+/// Bytes of a future cell's side slot (`crate::future::SideWord`: two
+/// work/span paths and a trace's completion tag).
+pub(crate) const SIDE_SLOT: usize = 64;
+const _: () = assert!(crate::future::SideWord::Tag as usize + 8 <= SIDE_SLOT);
+const _: () = assert!(
+    crate::future::SideWord::Child as usize + crate::workspan::PATH_BYTES <= crate::future::SideWord::Tag as usize
+);
 /// Bytes of one rank's stats slot.
 pub(crate) const STATS_SLOT: usize = 512;
 const _: () = assert!(
@@ -159,8 +164,8 @@ impl Layout {
     pub(crate) fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
         let deque = DEQUE_OFFSET;
         let cells = deque + page_up(c.deque_capacity * entry_bytes);
-        let spans = cells + page_up(c.future_cells * cell_bytes);
-        let stats = spans + page_up(c.future_cells * SPAN_SLOT);
+        let sides = cells + page_up(c.future_cells * cell_bytes);
+        let stats = sides + page_up(c.future_cells * SIDE_SLOT);
         let rdma = stats + page_up(ranks as usize * STATS_SLOT);
         let rdma_size = page_up(c.rdma_region);
         let stack_size = page_up(c.stack_size);
@@ -172,7 +177,7 @@ impl Layout {
             deque_capacity: c.deque_capacity,
             cells,
             cell_count: c.future_cells,
-            spans,
+            sides,
             rdma,
             rdma_size,
             heap,
@@ -332,7 +337,7 @@ mod tests {
             0,
             l.deque,
             l.cells,
-            l.spans,
+            l.sides,
             l.stats,
             l.rdma,
             l.heap,
@@ -341,8 +346,8 @@ mod tests {
         assert!(parts.windows(2).all(|w| w[0] < w[1]), "{l:?}");
         assert!(parts.iter().all(|p| p % PAGE == 0), "{l:?}");
         assert!(l.cells - l.deque >= 1000 * 16);
-        assert!(l.spans - l.cells >= 1000 * 64);
-        assert!(l.stats - l.spans >= 1000 * SPAN_SLOT);
+        assert!(l.sides - l.cells >= 1000 * 64);
+        assert!(l.stats - l.sides >= 1000 * SIDE_SLOT);
         assert!(l.rdma - l.stats >= 3 * STATS_SLOT);
         assert_eq!(l.stack_top(), ARENA_BASE);
         assert_eq!(l.stack_lo(), ARENA_BASE - (1 << 20));

@@ -45,6 +45,9 @@ pub(crate) struct Attention {
     /// [`AttentionBits::MEMORY`] while global memory needs the next spawn
     /// (a checkout is active, or cached bytes are dirty), else none.
     memory: Cell<AttentionBits>,
+    /// [`AttentionBits::HOOKS`] when the per-task hooks are on (a trace,
+    /// work/span), else none.
+    hooks: AttentionBits,
 }
 
 #[inline(always)]
@@ -55,21 +58,27 @@ fn word() -> &'static AtomicU64 {
 }
 
 impl Attention {
-    /// Starts with this rank's word clear, or marked periodic.
+    /// Starts with this rank's word clear, or holding the owner's marks
+    /// (periodic polling, hooks).
     ///
     /// # Safety
     /// The arena must be mapped.
-    pub(crate) unsafe fn new(interval: u32) -> Attention {
-        Attention::over(word(), interval)
+    pub(crate) unsafe fn new(interval: u32, hooks: bool) -> Attention {
+        Attention::over(word(), interval, hooks)
     }
 
     /// An attention over `word` (the arena's, or a test's).
-    fn over(word: &'static AtomicU64, interval: u32) -> Attention {
+    fn over(word: &'static AtomicU64, interval: u32, hooks: bool) -> Attention {
         let a = Attention {
             word,
             interval,
             countdown: Cell::new(interval.max(1)),
             memory: Cell::new(AttentionBits::NONE),
+            hooks: if hooks {
+                AttentionBits::HOOKS
+            } else {
+                AttentionBits::NONE
+            },
         };
         word.store(a.own_bits().word(), Ordering::Release);
         a
@@ -83,7 +92,7 @@ impl Attention {
         } else {
             AttentionBits::PERIODIC
         };
-        periodic.with(self.memory.get())
+        periodic.with(self.memory.get()).with(self.hooks)
     }
 
     pub(crate) fn interval(&self) -> u32 {
@@ -96,15 +105,22 @@ impl Attention {
         word().load(Ordering::Relaxed) != 0
     }
 
-    /// The word is set: whether to act now. Periodic polling with nothing
-    /// else set counts down instead (inline: the common case on such jobs).
+    /// The word is set: whether to act now. With only the owner's passive
+    /// marks set, periodic polling counts down instead (inline: the common
+    /// case on such jobs), and the hooks mark alone asks for nothing.
     #[inline(always)]
     pub(crate) fn due(&self) -> bool {
-        if self.interval != 0 && AttentionBits::from_word(self.word.load(Ordering::Relaxed)).only_periodic() {
-            let left = self.countdown.get();
-            if left > 1 {
-                self.countdown.set(left - 1);
+        let bits = AttentionBits::from_word(self.word.load(Ordering::Relaxed));
+        if bits.passive() {
+            if !bits.has(AttentionBits::PERIODIC) {
                 return false;
+            }
+            if self.interval != 0 {
+                let left = self.countdown.get();
+                if left > 1 {
+                    self.countdown.set(left - 1);
+                    return false;
+                }
             }
         }
         true
@@ -152,7 +168,7 @@ mod tests {
     use super::*;
 
     fn attention(interval: u32) -> Attention {
-        Attention::over(Box::leak(Box::new(AtomicU64::new(u64::MAX))), interval)
+        Attention::over(Box::leak(Box::new(AtomicU64::new(u64::MAX))), interval, false)
     }
 
     #[test]
@@ -177,19 +193,37 @@ mod tests {
     }
 
     #[test]
-    fn only_the_periodic_mark_counts_down() {
-        for word in 0..8u64 {
+    fn only_the_passive_marks_count_down_or_ask_for_nothing() {
+        for word in 0..16u64 {
             let a = attention(64);
             a.word.store(word, Ordering::Relaxed);
             // The countdown starts at 64: 63 spawns pass with the periodic
-            // mark alone; anything else is due at once.
+            // mark (and the hooks mark) alone; the hooks mark alone is never
+            // due; anything else is due at once.
             let passed = (0..63).filter(|_| !a.due()).count();
-            assert_eq!(passed, if word == 1 { 63 } else { 0 }, "word {word}");
-            assert!(a.due());
+            let (passive, periodic) = (word & 6 == 0, word & 1 != 0);
+            assert_eq!(passed, if passive { 63 } else { 0 }, "word {word}");
+            assert_eq!(a.due(), !passive || periodic, "word {word}");
         }
         let a = attention(0);
         a.word.store(1, Ordering::Relaxed);
         assert!(a.due(), "without periodic polling any bit is due");
+        a.word.store(AttentionBits::HOOKS.word(), Ordering::Relaxed);
+        assert!(!a.due(), "the hooks mark asks for nothing");
+    }
+
+    #[test]
+    fn the_hooks_mark_stays_in_the_word() {
+        for interval in [0, 64] {
+            let a = Attention::over(Box::leak(Box::new(AtomicU64::new(0))), interval, true);
+            assert!(AttentionBits::from_word(a.word.load(Ordering::Relaxed)).has(AttentionBits::HOOKS));
+            a.word.store(AttentionBits::REQUEST.word(), Ordering::Relaxed);
+            assert!(a.take());
+            assert!(AttentionBits::from_word(a.word.load(Ordering::Relaxed)).has(AttentionBits::HOOKS));
+            a.mark_memory(true);
+            a.mark_memory(false);
+            assert_ne!(a.word.load(Ordering::Relaxed), 0, "a clear word means no hooks");
+        }
     }
 
     #[test]

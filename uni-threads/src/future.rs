@@ -37,6 +37,19 @@ pub(crate) struct Cell {
 
 const _: () = assert!(std::mem::size_of::<Cell>() == CELL_SIZE);
 
+/// The words of a cell's side slot (`arena::SIDE_SLOT` bytes): byte
+/// offsets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SideWord {
+    /// Work/span: the spawner's path at the spawn (read where its
+    /// continuation resumes), then the joiner's at the join (3 words).
+    Before = 0,
+    /// Work/span: the child's final path (3 words).
+    Child = 24,
+    /// Trace: the completion tag (1 word).
+    Tag = 48,
+}
+
 /// A cell's arena address (identical on every rank) and the rank it lives on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CellRef {
@@ -199,13 +212,9 @@ pub(crate) fn handlers() -> [Handler; 1] {
 }
 
 impl CellRef {
-    /// Completes a cell of another rank: the result (and, tracing, the
-    /// completion tag in the spare word before it), then the state, the
+    /// Completes a cell of another rank: the result, then the state, the
     /// second put started after the first is complete.
-    pub(crate) fn complete_remote(self, g: Gasnet, value: *const u8, len: usize, tag: Option<u64>) {
-        if let Some(tag) = tag {
-            g.put_u64(self.rank, remote(g, self.rank, self.addr + 8), tag);
-        }
+    pub(crate) fn complete_remote(self, g: Gasnet, value: *const u8, len: usize) {
         // SAFETY: value points to len readable bytes (the caller's T) that
         // stay unchanged until the wait below; read by GASNet as bytes (no
         // Rust reference is made over the T's padding).
@@ -214,59 +223,55 @@ impl CellRef {
         g.put_u64(self.rank, remote(g, self.rank, self.addr), DONE_REMOTE);
     }
 
-    /// Work/span: the address of this cell's span slot (same index in the
-    /// arena's span slots as the cell in the cells).
-    fn span_slot(self, layout: &Layout) -> usize {
-        Layout::addr(layout.spans) + (self.addr - Layout::addr(layout.cells)) / CELL_SIZE * crate::arena::SPAN_SLOT
+    /// This cell's side slot (same index in the arena's span slots as the
+    /// cell among the cells): the hooks' words next to a pending or done
+    /// cell, written before its completion, read before it is freed.
+    fn side(self, layout: &Layout, word: SideWord) -> usize {
+        Layout::addr(layout.sides)
+            + (self.addr - Layout::addr(layout.cells)) / CELL_SIZE * crate::arena::SIDE_SLOT
+            + word as usize
     }
 
-    /// Work/span: leaves a child's final path for its joiner (before the
-    /// completion's release of the state).
-    pub(crate) fn put_path(self, g: Gasnet, layout: &Layout, me: u32, path: crate::workspan::Path) {
-        let words = path.to_words();
-        let at = self.span_slot(layout);
+    /// Writes `words` at `word` of this cell's side slot (a put if the cell
+    /// is another rank's).
+    pub(crate) fn put_side(self, g: Gasnet, layout: &Layout, me: u32, word: SideWord, words: &[u64]) {
+        let at = self.side(layout, word);
         if self.rank == me {
-            // SAFETY: the slot of a pending cell, written only by its one
-            // completer (the caller) and read after the state says done.
-            unsafe { std::ptr::write(at as *mut [u64; 3], words) };
+            // SAFETY: words of this cell's side slot, in the mapped arena,
+            // written by one hook at a time (the cell's spawner, completer
+            // or joiner, in that order) and read after the next step.
+            unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), at as *mut u64, words.len()) };
         } else {
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
             g.put(self.rank, remote(g, self.rank, at), &bytes);
         }
     }
 
-    /// Work/span: the final path of a done cell's child.
-    pub(crate) fn path(self, g: Gasnet, layout: &Layout, me: u32) -> crate::workspan::Path {
-        let at = self.span_slot(layout);
-        let words = if self.rank == me {
-            // SAFETY: the slot of a done cell, written before its state.
-            unsafe { std::ptr::read(at as *const [u64; 3]) }
+    /// Reads `N` words at `word` of this cell's side slot.
+    pub(crate) fn side_words<const N: usize>(self, g: Gasnet, layout: &Layout, me: u32, word: SideWord) -> [u64; N] {
+        let at = self.side(layout, word);
+        let mut out = [0u64; N];
+        if self.rank == me {
+            // SAFETY: as for put_side; the writer's step came before.
+            unsafe { std::ptr::copy_nonoverlapping(at as *const u64, out.as_mut_ptr(), N) };
         } else {
-            let mut b = [0u8; 24];
+            let mut b = vec![0u8; 8 * N];
             g.get(&mut b, self.rank, remote(g, self.rank, at));
-            [0, 1, 2].map(|i| u64::from_ne_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes")))
-        };
-        crate::workspan::Path::from_words(words)
+            for (o, c) in out.iter_mut().zip(b.chunks_exact(8)) {
+                *o = u64::from_ne_bytes(c.try_into().expect("8 bytes"));
+            }
+        }
+        out
     }
 
-    /// Tracing: stores who completed a local cell, and when, in its spare
-    /// word (before the completion's release store of the state).
-    pub(crate) fn set_tag_local(self, tag: u64) {
-        // SAFETY: the cell is pending, written by its one completer (the
-        // caller); its spare word is read only after the state says done.
-        unsafe { (self.addr as *mut u64).add(1).write(tag) };
+    /// Tracing: who completed this cell, and when.
+    pub(crate) fn put_tag(self, g: Gasnet, layout: &Layout, me: u32, tag: u64) {
+        self.put_side(g, layout, me, SideWord::Tag, &[tag]);
     }
 
-    /// Tracing: the completion tag of a done local cell.
-    pub(crate) fn tag_local(self) -> u64 {
-        // SAFETY: done (the caller's Acquire load of the state), so the
-        // completer's write of the spare word happened before.
-        unsafe { (self.addr as *const u64).add(1).read() }
-    }
-
-    /// Tracing: the completion tag of a done remote cell (one GET).
-    pub(crate) fn tag_remote(self, g: Gasnet) -> u64 {
-        g.get_u64(self.rank, remote(g, self.rank, self.addr + 8))
+    /// Tracing: the completion tag of a done cell.
+    pub(crate) fn tag(self, g: Gasnet, layout: &Layout, me: u32) -> u64 {
+        self.side_words::<1>(g, layout, me, SideWord::Tag)[0]
     }
 
     /// Whether a cell of another rank is done (one GET).

@@ -154,7 +154,7 @@ impl Runtime {
                     if ranks > 1 { Thieves::Possible } else { Thieves::None },
                 ),
                 CellPool::new(&layout, rank),
-                Attention::new(poll_interval),
+                Attention::new(poll_interval, config.trace.is_some() || config.workspan),
             )
         };
         // After the deque's words (native mode: atomic domains are created
@@ -237,6 +237,7 @@ impl Runtime {
                 ranks,
             ),
             workspan: crate::workspan::WorkSpan::new(config.workspan),
+            hooks: worker::Hooks::new(config.trace.is_some(), config.workspan),
         });
         worker().memory.heap.publish();
         crate::guard::install(

@@ -10,6 +10,7 @@ use std::marker::PhantomData;
 use std::mem::ManuallyDrop;
 use std::panic::AssertUnwindSafe;
 
+use crate::attention::Attention;
 use crate::context::{save_context_and_call, Word};
 use crate::deque::Entry;
 use crate::fatal;
@@ -85,7 +86,43 @@ where
     #[allow(clippy::let_unit_value)]
     let () = Fits::<T>::OK;
     let w = worker_for_task("uat::spawn");
+    // The attention word (one load, `Worker::check_attention`). The per-task
+    // hooks (trace, work/span) keep it set while they are on (their mark,
+    // AttentionBits::HOOKS), so they are looked for only behind this
+    // branch, which a clear word skips: when off they cost a spawn nothing
+    // (on the network, where the periodic mark keeps the word set, one
+    // more branch); when on, the same code runs with them compiled in.
+    if Attention::raised() {
+        if w.hooks.any() {
+            return spawn_hooked(w, f);
+        }
+        if w.attention.due() {
+            w.attend(true);
+        }
+    }
+    spawn_with::<F, T, false>(w, f)
+}
+
+/// [`spawn`] with the per-task hooks (`Worker::hooks`).
+#[cold]
+#[inline(never)]
+fn spawn_hooked<F, T>(w: &'static crate::worker::Worker, f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + Copy + 'static,
+    T: Send + Copy + 'static,
+{
     w.check_attention(true);
+    spawn_with::<F, T, true>(w, f)
+}
+
+/// [`spawn`]'s body after its look at the attention word; `HOOKED`: with
+/// the per-task hooks.
+#[inline(always)]
+fn spawn_with<F, T, const HOOKED: bool>(w: &'static crate::worker::Worker, f: F) -> JoinHandle<T>
+where
+    F: FnOnce() -> T + Send + Copy + 'static,
+    T: Send + Copy + 'static,
+{
     let cell = match w.cells.alloc() {
         Some(cell) => cell,
         None => scheduler::alloc_cell_slow(),
@@ -100,16 +137,20 @@ where
         [Word::new(&f as *const F as usize), Word::uninit(), Word::uninit()]
     };
     let [a, b, c] = task;
-    // Work/span: the parent's path, kept in this frame (it travels with
-    // the continuation) while the child's strand runs.
-    let path = w.workspan.on().then(|| w.workspan.spawn());
+    if HOOKED && w.hooks.workspan() {
+        crate::workspan::at_spawn(w, cell);
+    }
     // SAFETY: do_spawn returns normally (leaving the frames above the record
     // untouched) or never (the parent continues elsewhere via its deque
     // entry). A task by reference: `f` outlives the call, and do_spawn
     // copies it before it can move.
-    unsafe { save_context_and_call(do_spawn::<F, T>, a, b, c, Word::new(cell.addr), Word::uninit()) };
-    if let Some(path) = path {
-        worker_in_task().workspan.begin(path);
+    unsafe { save_context_and_call(do_spawn::<F, T, HOOKED>, a, b, c, Word::new(cell.addr), Word::uninit()) };
+    if HOOKED {
+        // Work/span agrees on every rank: a thief has it on too.
+        let w = worker_in_task();
+        if w.hooks.workspan() {
+            crate::workspan::at_continuation(w, cell);
+        }
     }
     JoinHandle {
         cell,
@@ -125,17 +166,23 @@ where
 /// Called only by `spawn` through `save_context_and_call`, with the
 /// arguments above (the task's address valid until this function returns
 /// or the parent's continuation moves).
-unsafe extern "C-unwind" fn do_spawn<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, cell: Word, _: Word)
-where
+unsafe extern "C-unwind" fn do_spawn<F, T, const HOOKED: bool>(
+    ctx: *mut u8,
+    a: Word,
+    b: Word,
+    c: Word,
+    cell: Word,
+    _: Word,
+) where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
     if worker_in_task().deque.is_empty() {
         // SAFETY: as for this call.
-        return unsafe { do_spawn_bottom::<F, T>(ctx, a, b, c, cell) };
+        return unsafe { do_spawn_bottom::<F, T, HOOKED>(ctx, a, b, c, cell) };
     }
     // SAFETY: as for this call.
-    unsafe { child::<F, T, false>(ctx, [a, b, c], cell) }
+    unsafe { child::<F, T, false, HOOKED>(ctx, [a, b, c], cell) }
 }
 
 /// [`do_spawn`] when the deque is empty: the parent's entry becomes the
@@ -147,13 +194,18 @@ where
 /// As for [`do_spawn`].
 #[cold]
 #[inline(never)]
-unsafe extern "C-unwind" fn do_spawn_bottom<F, T>(ctx: *mut u8, a: Word, b: Word, c: Word, cell: Word)
-where
+unsafe extern "C-unwind" fn do_spawn_bottom<F, T, const HOOKED: bool>(
+    ctx: *mut u8,
+    a: Word,
+    b: Word,
+    c: Word,
+    cell: Word,
+) where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
 {
     // SAFETY: as for this call.
-    unsafe { child::<F, T, true>(ctx, [a, b, c], cell) }
+    unsafe { child::<F, T, true, HOOKED>(ctx, [a, b, c], cell) }
 }
 
 /// Pushes the parent, runs the child, completes its cell, and returns into
@@ -162,9 +214,9 @@ where
 /// # Safety
 /// As for [`do_spawn`] (`ctx` the parent's record, `task` its task, `cell`
 /// a cell of this rank allocated for this child; `BOTTOM`: the deque is
-/// empty).
+/// empty; `HOOKED`: with the per-task hooks).
 #[inline(always)]
-unsafe fn child<F, T, const BOTTOM: bool>(ctx: *mut u8, task: TaskWords, cell: Word)
+unsafe fn child<F, T, const BOTTOM: bool, const HOOKED: bool>(ctx: *mut u8, task: TaskWords, cell: Word)
 where
     F: FnOnce() -> T + Copy + 'static,
     T: Copy + 'static,
@@ -221,8 +273,8 @@ where
 
     // The child may have moved to another process: fetch the worker again.
     let w = worker_in_task();
-    if w.workspan.on() {
-        cell.put_path(w.gasnet, &w.layout, w.rank, w.workspan.end());
+    if HOOKED && w.hooks.any() {
+        child_ends(w, cell);
     }
     if w.deque.pop().is_some() {
         // The parent is still here, and so is its cell: entries never move
@@ -231,9 +283,6 @@ where
         // pushed it, where the spawn allocated the cell. Complete it and
         // return into the parent.
         debug_assert_eq!(cell.rank, w.rank);
-        if w.trace.on() {
-            cell.set_tag_local(crate::trace::completion_tag(w.rank));
-        }
         // SAFETY: run_task_into wrote a T (or ended the job); T fits
         // (Fits::OK in spawn); this child is the cell's one completer.
         unsafe { cell.complete_local(value.assume_init_ref()) };
@@ -243,7 +292,7 @@ where
     // must be visible there before the result is (a release point).
     w.memory.release(w);
     // SAFETY: as above.
-    complete(cell, unsafe { value.assume_init_ref() });
+    complete_untagged(cell, unsafe { value.assume_init_ref() });
     scheduler::parent_gone()
 }
 
@@ -293,19 +342,38 @@ fn run_task_into<F: FnOnce() -> T, T: Copy>(f: F, out: &mut std::mem::MaybeUnini
     }
 }
 
-/// Stores a finished task's result in its cell.
+/// A child's end, with a hook on: its final path (work/span) and its
+/// completion tag (trace) go next to its cell, before the completion.
+#[cold]
+#[inline(never)]
+fn child_ends(w: &crate::worker::Worker, cell: CellRef) {
+    if w.hooks.workspan() {
+        crate::workspan::at_child_end(w, cell);
+    }
+    if w.trace.on() {
+        cell.put_tag(w.gasnet, &w.layout, w.rank, crate::trace::completion_tag(w.rank));
+    }
+}
+
+/// Stores a finished task's result in its cell (the root's: its tag first).
 #[inline(always)]
 pub(crate) fn complete<T: Copy>(cell: CellRef, value: &T) {
     let w = worker_in_task();
-    let tag = w.trace.on().then(|| crate::trace::completion_tag(w.rank));
+    if w.trace.on() {
+        cell.put_tag(w.gasnet, &w.layout, w.rank, crate::trace::completion_tag(w.rank));
+    }
+    complete_untagged(cell, value)
+}
+
+/// [`complete`] for a child whose hooks already ran ([`child_ends`]).
+#[inline(always)]
+fn complete_untagged<T: Copy>(cell: CellRef, value: &T) {
+    let w = worker_in_task();
     if cell.rank == w.rank {
-        if let Some(tag) = tag {
-            cell.set_tag_local(tag);
-        }
         // SAFETY: T fits (Fits::OK in spawn); one completer per cell.
         unsafe { cell.complete_local(value) }
     } else {
-        cell.complete_remote(w.gasnet, value as *const T as *const u8, std::mem::size_of::<T>(), tag)
+        cell.complete_remote(w.gasnet, value as *const T as *const u8, std::mem::size_of::<T>())
     }
 }
 
@@ -316,7 +384,7 @@ impl<T: Copy + 'static> JoinHandle<T> {
     #[inline]
     pub fn join(self) -> T {
         let this = ManuallyDrop::new(self);
-        join_cell(this.cell)
+        join_any(this.cell)
     }
 }
 
@@ -328,19 +396,37 @@ impl<T: Copy + 'static> Drop for JoinHandle<T> {
             // payload lives in this process's heap. End the job here.
             task_panicked();
         }
-        let _ = join_cell::<T>(self.cell);
+        let _ = join_any::<T>(self.cell);
     }
 }
 
+/// A join: the per-task hooks cost it this one branch when off.
 #[inline(always)]
-fn join_cell<T: Copy>(cell: CellRef) -> T {
-    // Work/span: the joiner's strand ends here; the next starts after the
-    // longer of its path and the child's (read before the cell is freed).
+fn join_any<T: Copy>(cell: CellRef) -> T {
+    if worker_in_task().hooks.any() {
+        join_hooked(cell)
+    } else {
+        join_cell::<T, false>(cell)
+    }
+}
+
+/// [`join_cell`] with the per-task hooks.
+#[cold]
+#[inline(never)]
+fn join_hooked<T: Copy>(cell: CellRef) -> T {
+    join_cell::<T, true>(cell)
+}
+
+#[inline(always)]
+fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
     let w = worker_in_task();
-    let path = w.workspan.on().then(|| w.workspan.end());
+    if HOOKED && w.hooks.workspan() {
+        crate::workspan::at_join(w, cell);
+    }
+    // After it: read next to the cell before it is freed.
     let after = |w: &crate::worker::Worker| {
-        if let Some(p) = path {
-            w.workspan.begin(p.join(cell.path(w.gasnet, &w.layout, w.rank)));
+        if HOOKED && w.hooks.workspan() {
+            crate::workspan::after_join(w, cell);
         }
     };
     // A JoinHandle is neither Send nor Sync: it is on the worker thread,
@@ -356,8 +442,8 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
                     // The task finished on another process: an acquire
                     // point for global memory.
                     w.memory.acquire(w);
-                    if w.trace.on() {
-                        crate::trace::joined_remote(cell.tag_local(), cell.addr);
+                    if HOOKED && w.trace.on() {
+                        crate::trace::joined_remote(cell.tag(w.gasnet, &w.layout, w.rank), cell.addr);
                     }
                 }
                 // SAFETY: done, and it holds the T its spawn created it for.
@@ -369,8 +455,8 @@ fn join_cell<T: Copy>(cell: CellRef) -> T {
             }
         } else if cell.is_done_remote(w.gasnet) {
             w.memory.acquire(w);
-            if w.trace.on() {
-                crate::trace::joined_remote(cell.tag_remote(w.gasnet), cell.addr);
+            if HOOKED && w.trace.on() {
+                crate::trace::joined_remote(cell.tag(w.gasnet, &w.layout, w.rank), cell.addr);
             }
             after(w);
             let value = cell.take_remote::<T>(w.gasnet);

@@ -114,6 +114,34 @@ pub(crate) struct Worker {
     pub trace: crate::trace::Tracer,
     /// Work and span (`UAT_WORKSPAN`).
     pub workspan: crate::workspan::WorkSpan,
+    /// Which per-task hooks are on: the one byte spawn, a child's end and
+    /// join test.
+    pub hooks: Hooks,
+}
+
+/// The per-task hooks that are on (trace, work/span), as one byte.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Hooks(u8);
+
+impl Hooks {
+    const TRACE: u8 = 1;
+    const WORKSPAN: u8 = 2;
+
+    pub(crate) fn new(trace: bool, workspan: bool) -> Hooks {
+        Hooks(if trace { Hooks::TRACE } else { 0 } | if workspan { Hooks::WORKSPAN } else { 0 })
+    }
+
+    /// Any hook (a child's end).
+    #[inline(always)]
+    pub(crate) fn any(self) -> bool {
+        self.0 != 0
+    }
+
+    /// Work/span.
+    #[inline(always)]
+    pub(crate) fn workspan(self) -> bool {
+        self.0 & Hooks::WORKSPAN != 0
+    }
 }
 
 struct Slot {

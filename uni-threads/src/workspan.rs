@@ -18,9 +18,9 @@
 //!
 //! **Where the state lives.** The running strand's path is the worker's
 //! ([`WorkSpan`]); at every point where a thread stops running here —
-//! spawn, join, its end — the path is copied into the thread's own frame or
-//! its future cell's slot (which travel with it or are read remotely), and
-//! restored from there where the thread resumes, on whichever rank.
+//! spawn, join, its end — the path is copied into the side slot of the
+//! future cell involved (read remotely where the thread resumes on
+//! another rank), and restored from there, on whichever rank.
 
 use std::cell::Cell;
 
@@ -105,19 +105,27 @@ impl WorkSpan {
         (self.work_strands.get(), self.work_ticks.get())
     }
 
-    /// Starts a strand after `path`.
+    /// Starts a strand after `path`, now.
     pub(crate) fn begin(&self, path: Path) {
+        self.begin_at(path, crate::tsc::now());
+    }
+
+    fn begin_at(&self, path: Path, now: u64) {
         self.before.set(Path {
             strands: path.strands + 1,
             ..path
         });
-        self.since.set(crate::tsc::now());
+        self.since.set(now);
         self.work_strands.set(self.work_strands.get() + 1);
     }
 
-    /// Ends the running strand: the path through it.
+    /// Ends the running strand now: the path through it.
     pub(crate) fn end(&self) -> Path {
-        let len = crate::tsc::now().saturating_sub(self.since.get());
+        self.end_at(crate::tsc::now())
+    }
+
+    fn end_at(&self, now: u64) -> Path {
+        let len = now.saturating_sub(self.since.get());
         self.work_ticks.set(self.work_ticks.get() + len);
         let p = self.before.get();
         Path {
@@ -126,17 +134,73 @@ impl WorkSpan {
         }
     }
 
-    /// A spawn: ends the parent's strand and starts the child's. Returns
-    /// the path the parent's continuation starts after.
+    /// A spawn: ends the parent's strand and starts the child's (one
+    /// clock read). Returns the path the parent's continuation starts
+    /// after.
     pub(crate) fn spawn(&self) -> Path {
-        let p = self.end();
+        let now = crate::tsc::now();
+        let p = self.end_at(now);
         let p = Path {
             spawns: p.spawns + 1,
             ..p
         };
-        self.begin(p);
+        self.begin_at(p, now);
         p
     }
+}
+
+// The hooks (`UAT_WORKSPAN=on`; the callers test `Worker::hooks` first).
+// Paths wait in the cell's side slot (`crate::future::SideWord`), not in
+// the frames: the spawn and join paths keep nothing more live when off.
+
+use crate::future::{CellRef, SideWord};
+use crate::worker::Worker;
+
+fn put(w: &Worker, cell: CellRef, word: SideWord, p: Path) {
+    cell.put_side(w.gasnet, &w.layout, w.rank, word, &p.to_words());
+}
+
+fn get(w: &Worker, cell: CellRef, word: SideWord) -> Path {
+    Path::from_words(cell.side_words::<3>(w.gasnet, &w.layout, w.rank, word))
+}
+
+/// A spawn of the child of `cell`: the parent's path waits for its
+/// continuation next to the cell.
+#[cold]
+#[inline(never)]
+pub(crate) fn at_spawn(w: &Worker, cell: CellRef) {
+    put(w, cell, SideWord::Before, w.workspan.spawn());
+}
+
+/// The spawner's continuation resumes (after the child, or on a thief).
+#[cold]
+#[inline(never)]
+pub(crate) fn at_continuation(w: &Worker, cell: CellRef) {
+    w.workspan.begin(get(w, cell, SideWord::Before));
+}
+
+/// The child of `cell` ends: its final path, for its joiner.
+#[cold]
+#[inline(never)]
+pub(crate) fn at_child_end(w: &Worker, cell: CellRef) {
+    put(w, cell, SideWord::Child, w.workspan.end());
+}
+
+/// A join of `cell` starts: the joiner's strand ends, its path waits next
+/// to the cell (across a suspension).
+#[cold]
+#[inline(never)]
+pub(crate) fn at_join(w: &Worker, cell: CellRef) {
+    put(w, cell, SideWord::Before, w.workspan.end());
+}
+
+/// The join of `cell` is done (before the cell is freed): the next strand
+/// starts after the longer of the joiner's path and the child's.
+#[cold]
+#[inline(never)]
+pub(crate) fn after_join(w: &Worker, cell: CellRef) {
+    let joined = get(w, cell, SideWord::Before).join(get(w, cell, SideWord::Child));
+    w.workspan.begin(joined);
 }
 
 #[cfg(test)]

@@ -333,7 +333,7 @@ impl<'a> ModelRank<'a> {
         if bits == AttentionBits::NONE {
             return;
         }
-        if bits.only_periodic() && self.countdown > 1 {
+        if bits.passive() && self.countdown > 1 {
             self.countdown -= 1;
             return;
         }
