@@ -17,7 +17,7 @@
 //!                sleep, lifeline slots
 //! deque entries  capacity × 16 bytes (at a fixed address: DEQUE_OFFSET)
 //! future cells   count × 64 bytes
-//! side slots     count × 64 bytes (work/span paths, a trace's completion tag)
+//! side slots     count × 32 bytes (UAT_WORKSPAN: a child's final path)
 //! stats slots    one per rank (rank 0's are gathered at the end of a run)
 //! RDMA region    copies of suspended threads' frames
 //! global heap    `uat::global` memory (UAT_GLOBAL_HEAP bytes)
@@ -61,8 +61,8 @@ pub(crate) struct Layout {
     pub deque_capacity: usize,
     pub cells: usize,
     pub cell_count: usize,
-    /// One side slot per future cell, same index (`crate::future::SideWord`:
-    /// the work/span paths and the trace's completion tag).
+    /// One side slot per future cell, same index: the child's final
+    /// work/span path.
     pub sides: usize,
     pub rdma: usize,
     pub rdma_size: usize,
@@ -144,13 +144,9 @@ impl ControlWord {
 }
 /// Where the deque's entries start (fixed, so the hot path needs no load).
 pub(crate) const DEQUE_OFFSET: usize = PAGE;
-/// Bytes of a future cell's side slot (`crate::future::SideWord`: two
-/// work/span paths and a trace's completion tag).
-pub(crate) const SIDE_SLOT: usize = 64;
-const _: () = assert!(crate::future::SideWord::Tag as usize + 8 <= SIDE_SLOT);
-const _: () = assert!(
-    crate::future::SideWord::Child as usize + crate::workspan::PATH_BYTES <= crate::future::SideWord::Tag as usize
-);
+/// Bytes of a future cell's side slot: its child's final work/span path.
+pub(crate) const SIDE_SLOT: usize = 32;
+const _: () = assert!(crate::workspan::PATH_BYTES <= SIDE_SLOT);
 /// Bytes of one rank's stats slot.
 pub(crate) const STATS_SLOT: usize = 512;
 const _: () = assert!(

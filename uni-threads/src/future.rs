@@ -37,19 +37,6 @@ pub(crate) struct Cell {
 
 const _: () = assert!(std::mem::size_of::<Cell>() == CELL_SIZE);
 
-/// The words of a cell's side slot (`arena::SIDE_SLOT` bytes): byte
-/// offsets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum SideWord {
-    /// Work/span: the spawner's path at the spawn (read where its
-    /// continuation resumes), then the joiner's at the join (3 words).
-    Before = 0,
-    /// Work/span: the child's final path (3 words).
-    Child = 24,
-    /// Trace: the completion tag (1 word).
-    Tag = 48,
-}
-
 /// A cell's arena address (identical on every rank) and the rank it lives on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CellRef {
@@ -223,55 +210,64 @@ impl CellRef {
         g.put_u64(self.rank, remote(g, self.rank, self.addr), DONE_REMOTE);
     }
 
-    /// This cell's side slot (same index in the arena's span slots as the
-    /// cell among the cells): the hooks' words next to a pending or done
-    /// cell, written before its completion, read before it is freed.
-    fn side(self, layout: &Layout, word: SideWord) -> usize {
-        Layout::addr(layout.sides)
-            + (self.addr - Layout::addr(layout.cells)) / CELL_SIZE * crate::arena::SIDE_SLOT
-            + word as usize
+    /// Work/span: where this cell's child leaves its final path (the same
+    /// index among the arena's side slots as the cell among the cells).
+    fn side(self, layout: &Layout) -> usize {
+        Layout::addr(layout.sides) + (self.addr - Layout::addr(layout.cells)) / CELL_SIZE * crate::arena::SIDE_SLOT
     }
 
-    /// Writes `words` at `word` of this cell's side slot (a put if the cell
-    /// is another rank's).
-    pub(crate) fn put_side(self, g: Gasnet, layout: &Layout, me: u32, word: SideWord, words: &[u64]) {
-        let at = self.side(layout, word);
+    /// Work/span: leaves the child's final path next to the cell (a put if
+    /// the cell is another rank's), before the completion.
+    pub(crate) fn put_child_path(self, g: Gasnet, layout: &Layout, me: u32, path: crate::workspan::Path) {
+        let at = self.side(layout);
+        let words = path.to_words();
         if self.rank == me {
-            // SAFETY: words of this cell's side slot, in the mapped arena,
-            // written by one hook at a time (the cell's spawner, completer
-            // or joiner, in that order) and read after the next step.
-            unsafe { std::ptr::copy_nonoverlapping(words.as_ptr(), at as *mut u64, words.len()) };
+            // SAFETY: this cell's side slot in the mapped arena, written by
+            // the child's one completer and read by its joiner only after
+            // the cell is done.
+            unsafe { std::ptr::write(at as *mut [u64; 3], words) };
         } else {
             let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
             g.put(self.rank, remote(g, self.rank, at), &bytes);
         }
     }
 
-    /// Reads `N` words at `word` of this cell's side slot.
-    pub(crate) fn side_words<const N: usize>(self, g: Gasnet, layout: &Layout, me: u32, word: SideWord) -> [u64; N] {
-        let at = self.side(layout, word);
-        let mut out = [0u64; N];
-        if self.rank == me {
-            // SAFETY: as for put_side; the writer's step came before.
-            unsafe { std::ptr::copy_nonoverlapping(at as *const u64, out.as_mut_ptr(), N) };
+    /// Work/span: the final path of a done cell's child (before the cell is
+    /// freed).
+    pub(crate) fn child_path(self, g: Gasnet, layout: &Layout, me: u32) -> crate::workspan::Path {
+        let at = self.side(layout);
+        let words = if self.rank == me {
+            // SAFETY: as for put_child_path: the cell is done.
+            unsafe { std::ptr::read(at as *const [u64; 3]) }
         } else {
-            let mut b = vec![0u8; 8 * N];
+            let mut b = [0u8; 24];
             g.get(&mut b, self.rank, remote(g, self.rank, at));
-            for (o, c) in out.iter_mut().zip(b.chunks_exact(8)) {
-                *o = u64::from_ne_bytes(c.try_into().expect("8 bytes"));
-            }
+            [0, 1, 2].map(|i| u64::from_ne_bytes(b[8 * i..8 * i + 8].try_into().expect("8 bytes")))
+        };
+        crate::workspan::Path::from_words(words)
+    }
+
+    /// Tracing (timeline): who completed this cell, and when, in its spare
+    /// word (unused while the cell is pending or done), before the
+    /// completion.
+    pub(crate) fn put_tag(self, g: Gasnet, me: u32, tag: u64) {
+        if self.rank == me {
+            // SAFETY: the spare word of a pending cell, written by its one
+            // completer and read by its joiner after the cell is done.
+            unsafe { (self.addr as *mut u64).add(1).write(tag) };
+        } else {
+            g.put_u64(self.rank, remote(g, self.rank, self.addr + 8), tag);
         }
-        out
     }
 
-    /// Tracing: who completed this cell, and when.
-    pub(crate) fn put_tag(self, g: Gasnet, layout: &Layout, me: u32, tag: u64) {
-        self.put_side(g, layout, me, SideWord::Tag, &[tag]);
-    }
-
-    /// Tracing: the completion tag of a done cell.
-    pub(crate) fn tag(self, g: Gasnet, layout: &Layout, me: u32) -> u64 {
-        self.side_words::<1>(g, layout, me, SideWord::Tag)[0]
+    /// Tracing (timeline): the completion tag of a done cell.
+    pub(crate) fn tag(self, g: Gasnet, me: u32) -> u64 {
+        if self.rank == me {
+            // SAFETY: done: the completer's write came before.
+            unsafe { (self.addr as *const u64).add(1).read() }
+        } else {
+            g.get_u64(self.rank, remote(g, self.rank, self.addr + 8))
+        }
     }
 
     /// Whether a cell of another rank is done (one GET).

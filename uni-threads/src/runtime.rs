@@ -143,6 +143,9 @@ impl Runtime {
         let poll_interval = config
             .poll_interval
             .unwrap_or(am_fad::default_poll_interval(all_shared_memory));
+        // A timeline trace tags every completion (for its join flows); the
+        // statistics only count joins.
+        let per_task_trace = config.trace.is_some() && config.trace_mode == crate::config::TraceMode::Timeline;
         // SAFETY: the arena is mapped with `layout`; one deque, one pool and
         // one attention word per process.
         let (deque, cells, attention) = unsafe {
@@ -154,7 +157,7 @@ impl Runtime {
                     if ranks > 1 { Thieves::Possible } else { Thieves::None },
                 ),
                 CellPool::new(&layout, rank),
-                Attention::new(poll_interval, config.trace.is_some() || config.workspan),
+                Attention::new(poll_interval, per_task_trace || config.workspan),
             )
         };
         // After the deque's words (native mode: atomic domains are created
@@ -237,7 +240,7 @@ impl Runtime {
                 ranks,
             ),
             workspan: crate::workspan::WorkSpan::new(config.workspan),
-            hooks: worker::Hooks::new(config.trace.is_some(), config.workspan),
+            hooks: worker::Hooks::new(per_task_trace, config.workspan),
         });
         worker().memory.heap.publish();
         crate::guard::install(

@@ -73,6 +73,9 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
                 // The deque is empty: the stolen thread is its bottom one.
                 w.thread.bottom_top.set(entry.top as usize);
                 w.trace.stolen_resumes();
+                if w.hooks.workspan() {
+                    w.workspan.resumed_here();
+                }
                 w.trace.task_begins();
                 // SAFETY: the stolen frames are in place at their address.
                 unsafe { resume_context(entry.ctx as *mut u8) }

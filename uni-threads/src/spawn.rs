@@ -103,7 +103,8 @@ where
     spawn_with::<F, T, false>(w, f)
 }
 
-/// [`spawn`] with the per-task hooks (`Worker::hooks`).
+/// [`spawn`] with the per-task hooks (`Worker::hooks`; cold: off is the
+/// case to lay out for).
 #[cold]
 #[inline(never)]
 fn spawn_hooked<F, T>(w: &'static crate::worker::Worker, f: F) -> JoinHandle<T>
@@ -137,20 +138,17 @@ where
         [Word::new(&f as *const F as usize), Word::uninit(), Word::uninit()]
     };
     let [a, b, c] = task;
-    if HOOKED && w.hooks.workspan() {
-        crate::workspan::at_spawn(w, cell);
-    }
+    // Work/span (the hooked copy only): the path the continuation starts
+    // after, in this frame (it travels with a steal).
+    let path = (HOOKED && w.hooks.workspan()).then(|| w.workspan.spawn());
     // SAFETY: do_spawn returns normally (leaving the frames above the record
     // untouched) or never (the parent continues elsewhere via its deque
     // entry). A task by reference: `f` outlives the call, and do_spawn
     // copies it before it can move.
     unsafe { save_context_and_call(do_spawn::<F, T, HOOKED>, a, b, c, Word::new(cell.addr), Word::uninit()) };
-    if HOOKED {
+    if let Some(path) = path {
         // Work/span agrees on every rank: a thief has it on too.
-        let w = worker_in_task();
-        if w.hooks.workspan() {
-            crate::workspan::at_continuation(w, cell);
-        }
+        worker_in_task().workspan.continuation(path);
     }
     JoinHandle {
         cell,
@@ -347,11 +345,12 @@ fn run_task_into<F: FnOnce() -> T, T: Copy>(f: F, out: &mut std::mem::MaybeUnini
 #[cold]
 #[inline(never)]
 fn child_ends(w: &crate::worker::Worker, cell: CellRef) {
+    let now = crate::tsc::now();
     if w.hooks.workspan() {
-        crate::workspan::at_child_end(w, cell);
+        cell.put_child_path(w.gasnet, &w.layout, w.rank, w.workspan.child_end(now));
     }
-    if w.trace.on() {
-        cell.put_tag(w.gasnet, &w.layout, w.rank, crate::trace::completion_tag(w.rank));
+    if w.hooks.trace() {
+        cell.put_tag(w.gasnet, w.rank, crate::trace::completion_tag(w.rank, now));
     }
 }
 
@@ -359,8 +358,12 @@ fn child_ends(w: &crate::worker::Worker, cell: CellRef) {
 #[inline(always)]
 pub(crate) fn complete<T: Copy>(cell: CellRef, value: &T) {
     let w = worker_in_task();
-    if w.trace.on() {
-        cell.put_tag(w.gasnet, &w.layout, w.rank, crate::trace::completion_tag(w.rank));
+    if w.hooks.trace() {
+        cell.put_tag(
+            w.gasnet,
+            w.rank,
+            crate::trace::completion_tag(w.rank, crate::tsc::now()),
+        );
     }
     complete_untagged(cell, value)
 }
@@ -400,17 +403,17 @@ impl<T: Copy + 'static> Drop for JoinHandle<T> {
     }
 }
 
-/// A join: the per-task hooks cost it this one branch when off.
+/// A join: work/span costs it this one branch when off.
 #[inline(always)]
 fn join_any<T: Copy>(cell: CellRef) -> T {
-    if worker_in_task().hooks.any() {
+    if worker_in_task().hooks.workspan() {
         join_hooked(cell)
     } else {
         join_cell::<T, false>(cell)
     }
 }
 
-/// [`join_cell`] with the per-task hooks.
+/// [`join_cell`] with work/span (cold: off is the case to lay out for).
 #[cold]
 #[inline(never)]
 fn join_hooked<T: Copy>(cell: CellRef) -> T {
@@ -419,14 +422,20 @@ fn join_hooked<T: Copy>(cell: CellRef) -> T {
 
 #[inline(always)]
 fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
-    let w = worker_in_task();
-    if HOOKED && w.hooks.workspan() {
-        crate::workspan::at_join(w, cell);
+    // Work/span (the hooked copy): the joiner's strand ends here; its path
+    // waits in this frame, across a suspension; the next strand starts
+    // after the longer of it and the child's (read before the cell is
+    // freed), at once or at the resumption.
+    let (mut path, mut at) = (crate::workspan::Path::default(), 0);
+    if HOOKED {
+        at = crate::tsc::now();
+        path = worker_in_task().workspan.end_at(at);
     }
-    // After it: read next to the cell before it is freed.
-    let after = |w: &crate::worker::Worker| {
-        if HOOKED && w.hooks.workspan() {
-            crate::workspan::after_join(w, cell);
+    // The next strand's start: now, if the join waited (else `at`).
+    let after = |w: &crate::worker::Worker, at: u64| {
+        if HOOKED {
+            w.workspan
+                .begin_at(path.join(cell.child_path(w.gasnet, &w.layout, w.rank)), at);
         }
     };
     // A JoinHandle is neither Send nor Sync: it is on the worker thread,
@@ -442,23 +451,19 @@ fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
                     // The task finished on another process: an acquire
                     // point for global memory.
                     w.memory.acquire(w);
-                    if HOOKED && w.trace.on() {
-                        crate::trace::joined_remote(cell.tag(w.gasnet, &w.layout, w.rank), cell.addr);
-                    }
+                    crate::trace::joined_remote(w, cell);
                 }
                 // SAFETY: done, and it holds the T its spawn created it for.
                 let value = unsafe { cell.result_local::<T>() };
-                after(w);
+                after(w, at);
                 w.cells.free(cell);
                 w.run.counters.update(|c| c.joins += 1);
                 return value;
             }
         } else if cell.is_done_remote(w.gasnet) {
             w.memory.acquire(w);
-            if HOOKED && w.trace.on() {
-                crate::trace::joined_remote(cell.tag(w.gasnet, &w.layout, w.rank), cell.addr);
-            }
-            after(w);
+            crate::trace::joined_remote(w, cell);
+            after(w, at);
             let value = cell.take_remote::<T>(w.gasnet);
             w.run.counters.update(|c| c.joins += 1);
             return value;
@@ -466,6 +471,9 @@ fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
         let _ = worker_for_task("JoinHandle::join");
         w.memory.before_wait();
         scheduler::suspend_until_done(cell);
+        if HOOKED {
+            at = crate::tsc::now();
+        }
     }
 }
 

@@ -119,7 +119,8 @@ pub(crate) struct Worker {
     pub hooks: Hooks,
 }
 
-/// The per-task hooks that are on (trace, work/span), as one byte.
+/// The per-task hooks that are on (a timeline trace's completion tags,
+/// work/span), as one byte.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Hooks(u8);
 
@@ -141,6 +142,12 @@ impl Hooks {
     #[inline(always)]
     pub(crate) fn workspan(self) -> bool {
         self.0 & Hooks::WORKSPAN != 0
+    }
+
+    /// The trace's timeline (completion tags for its join flows).
+    #[inline(always)]
+    pub(crate) fn trace(self) -> bool {
+        self.0 & Hooks::TRACE != 0
     }
 }
 

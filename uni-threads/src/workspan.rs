@@ -17,10 +17,10 @@
 //! span (the burdened span).
 //!
 //! **Where the state lives.** The running strand's path is the worker's
-//! ([`WorkSpan`]); at every point where a thread stops running here —
-//! spawn, join, its end — the path is copied into the side slot of the
-//! future cell involved (read remotely where the thread resumes on
-//! another rank), and restored from there, on whichever rank.
+//! ([`WorkSpan`]). Where a thread stops running here — a spawn, a join —
+//! its path waits in a local of the hooked copy of `spawn` or `join` (in
+//! the thread's frames, which travel with it); a child's final path waits
+//! in its future cell's side slot for the joiner.
 
 use std::cell::Cell;
 
@@ -75,6 +75,9 @@ pub(crate) struct WorkSpan {
     since: Cell<u64>,
     work_strands: Cell<u64>,
     work_ticks: Cell<u64>,
+    /// When a thread last stopped running here at a child's end, or was
+    /// resumed from another rank: where a continuation's strand starts.
+    handoff: Cell<u64>,
 }
 
 impl WorkSpan {
@@ -85,6 +88,7 @@ impl WorkSpan {
             since: Cell::new(0),
             work_strands: Cell::new(0),
             work_ticks: Cell::new(0),
+            handoff: Cell::new(0),
         }
     }
 
@@ -110,7 +114,8 @@ impl WorkSpan {
         self.begin_at(path, crate::tsc::now());
     }
 
-    fn begin_at(&self, path: Path, now: u64) {
+    /// Starts a strand after `path` at tick `now`.
+    pub(crate) fn begin_at(&self, path: Path, now: u64) {
         self.before.set(Path {
             strands: path.strands + 1,
             ..path
@@ -124,7 +129,8 @@ impl WorkSpan {
         self.end_at(crate::tsc::now())
     }
 
-    fn end_at(&self, now: u64) -> Path {
+    /// Ends the running strand at tick `now`.
+    pub(crate) fn end_at(&self, now: u64) -> Path {
         let len = now.saturating_sub(self.since.get());
         self.work_ticks.set(self.work_ticks.get() + len);
         let p = self.before.get();
@@ -147,60 +153,25 @@ impl WorkSpan {
         self.begin_at(p, now);
         p
     }
-}
 
-// The hooks (`UAT_WORKSPAN=on`; the callers test `Worker::hooks` first).
-// Paths wait in the cell's side slot (`crate::future::SideWord`), not in
-// the frames: the spawn and join paths keep nothing more live when off.
+    /// A child ends (one clock read, shared with the caller's trace tag):
+    /// its final path. Its parent's continuation, if it resumes here next,
+    /// starts then.
+    pub(crate) fn child_end(&self, now: u64) -> Path {
+        self.handoff.set(now);
+        self.end_at(now)
+    }
 
-use crate::future::{CellRef, SideWord};
-use crate::worker::Worker;
+    /// A continuation stolen from another rank resumes now.
+    pub(crate) fn resumed_here(&self) {
+        self.handoff.set(crate::tsc::now());
+    }
 
-fn put(w: &Worker, cell: CellRef, word: SideWord, p: Path) {
-    cell.put_side(w.gasnet, &w.layout, w.rank, word, &p.to_words());
-}
-
-fn get(w: &Worker, cell: CellRef, word: SideWord) -> Path {
-    Path::from_words(cell.side_words::<3>(w.gasnet, &w.layout, w.rank, word))
-}
-
-/// A spawn of the child of `cell`: the parent's path waits for its
-/// continuation next to the cell.
-#[cold]
-#[inline(never)]
-pub(crate) fn at_spawn(w: &Worker, cell: CellRef) {
-    put(w, cell, SideWord::Before, w.workspan.spawn());
-}
-
-/// The spawner's continuation resumes (after the child, or on a thief).
-#[cold]
-#[inline(never)]
-pub(crate) fn at_continuation(w: &Worker, cell: CellRef) {
-    w.workspan.begin(get(w, cell, SideWord::Before));
-}
-
-/// The child of `cell` ends: its final path, for its joiner.
-#[cold]
-#[inline(never)]
-pub(crate) fn at_child_end(w: &Worker, cell: CellRef) {
-    put(w, cell, SideWord::Child, w.workspan.end());
-}
-
-/// A join of `cell` starts: the joiner's strand ends, its path waits next
-/// to the cell (across a suspension).
-#[cold]
-#[inline(never)]
-pub(crate) fn at_join(w: &Worker, cell: CellRef) {
-    put(w, cell, SideWord::Before, w.workspan.end());
-}
-
-/// The join of `cell` is done (before the cell is freed): the next strand
-/// starts after the longer of the joiner's path and the child's.
-#[cold]
-#[inline(never)]
-pub(crate) fn after_join(w: &Worker, cell: CellRef) {
-    let joined = get(w, cell, SideWord::Before).join(get(w, cell, SideWord::Child));
-    w.workspan.begin(joined);
+    /// A spawner's continuation resumes (after its child ended here, or on
+    /// a thief): its strand starts at the hand-off.
+    pub(crate) fn continuation(&self, path: Path) {
+        self.begin_at(path, self.handoff.get());
+    }
 }
 
 #[cfg(test)]

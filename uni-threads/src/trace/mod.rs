@@ -340,17 +340,31 @@ fn merge(dir: &std::path::Path) {
     }
 }
 
-/// A completion tag (tracing): the completing rank plus one in the high
-/// bits, the low [`uat_trace::PEER_TICK_BITS`] bits of its clock below.
-pub(crate) fn completion_tag(rank: u32) -> u64 {
+/// A completion tag (a timeline trace): the completing rank plus one in
+/// the high bits, the low [`uat_trace::PEER_TICK_BITS`] bits of its clock
+/// (`now`) below.
+pub(crate) fn completion_tag(rank: u32, now: u64) -> u64 {
     let bits = uat_trace::PEER_TICK_BITS;
-    ((rank as u64 + 1) << bits) | (crate::tsc::now() & ((1 << bits) - 1))
+    ((rank as u64 + 1) << bits) | (now & ((1 << bits) - 1))
 }
 
-/// A join took a result that another rank's completion tagged: the flow
-/// from that completion to here (none if this rank completed it).
-pub(crate) fn joined_remote(tag: u64, cell: usize) {
-    let w = crate::worker::worker();
+/// A join took the result of a child that finished on another rank (the
+/// cell was completed remotely, or is another rank's): the flow from that
+/// completion to here. A timeline reads the child's completion tag (none
+/// if this rank completed it); the statistics count the join (its child's
+/// rank taken as the cell's).
+#[cold]
+#[inline(never)]
+pub(crate) fn joined_remote(w: &crate::worker::Worker, cell: crate::future::CellRef) {
+    if !w.trace.on() {
+        return;
+    }
+    let now = crate::tsc::now();
+    if !w.hooks.trace() {
+        w.trace.record(Kind::JoinFlow, cell.rank, now, now, cell.addr as u64);
+        return;
+    }
+    let tag = cell.tag(w.gasnet, w.rank);
     let bits = uat_trace::PEER_TICK_BITS;
     let Some(completer) = (tag >> bits).checked_sub(1).map(|r| r as u32) else {
         return;
@@ -362,7 +376,7 @@ pub(crate) fn joined_remote(tag: u64, cell: usize) {
         Kind::JoinFlow,
         completer,
         tag & ((1 << bits) - 1),
-        crate::tsc::now(),
-        cell as u64,
+        now,
+        cell.addr as u64,
     );
 }
