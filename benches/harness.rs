@@ -458,6 +458,7 @@ impl Harness {
         extra: Map<String, Value>,
     ) -> ! {
         let stats = self.runtime.stats();
+        let trace = self.runtime.trace_totals();
         let g = self.gasnet;
         let mut wrong = false;
         if let Some(Outcome { value, time_s }) = outcome {
@@ -495,6 +496,9 @@ impl Harness {
             line.insert("stats".into(), stats_json(&stats));
             if let Some(ws) = stats.workspan() {
                 line.insert("workspan".into(), workspan_json(&ws));
+            }
+            if let Some(t) = &trace {
+                line.insert("trace".into(), trace_json(t));
             }
             line.extend(extra);
             if wrong {
@@ -550,6 +554,27 @@ pub fn stats_json(s: &Stats) -> Value {
         (field.json_name().into_owned(), v)
     });
     Value::Object(fields.collect())
+}
+
+/// The `trace` object of the JSON line (`UAT_TRACE`): per kind of record,
+/// over all ranks and the whole job so far, `count`, `total_s`, `mean_s`,
+/// `max_s` (instants and join flows: counts only).
+pub fn trace_json(totals: &[uat::stats::TraceTotal]) -> Value {
+    let kinds = totals.iter().map(|t| {
+        let timed = t.total_s > 0.0 || t.max_s > 0.0;
+        let v = if timed {
+            json!({
+                "count": t.count,
+                "total_s": round(t.total_s, 9),
+                "mean_s": round(t.total_s / t.count.max(1) as f64, 9),
+                "max_s": round(t.max_s, 9),
+            })
+        } else {
+            json!({ "count": t.count })
+        };
+        (t.kind.to_string(), v)
+    });
+    Value::Object(kinds.collect())
 }
 
 /// The `workspan` object of the JSON line (`UAT_WORKSPAN=on`).

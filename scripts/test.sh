@@ -20,6 +20,8 @@ cd "$root"
 "$root/scripts/setup.sh"
 
 uat=$("$root/scripts/launcher.sh")
+# setup.sh installed the OTF2 library: the trace tests must find it.
+export UAT_TEST_OTF2=required
 variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines ibv-native)
 

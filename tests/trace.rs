@@ -43,8 +43,16 @@ fn setups() -> Vec<Setup> {
 
 /// Whether the launcher writes OTF2 (scripts/launcher.sh builds it so
 /// where the OTF2 library is installed, as `cargo uat setup` does).
+/// `UAT_TEST_OTF2=required` (scripts/test.sh) makes its absence a failure.
 fn otf2_expected() -> bool {
-    Path::new("/usr/include/otf2/otf2.h").exists() || std::env::var_os("OTF2_PREFIX").is_some()
+    let installed = Path::new("/usr/include/otf2/otf2.h").exists() || std::env::var_os("OTF2_PREFIX").is_some();
+    if std::env::var("UAT_TEST_OTF2").as_deref() == Ok("required") {
+        assert!(
+            installed,
+            "UAT_TEST_OTF2=required, but the OTF2 library is not installed (cargo uat setup)"
+        );
+    }
+    installed
 }
 
 /// `otf2-print`'s events of an archive: (locations defined, sends and
@@ -276,4 +284,64 @@ fn work_in_time_grows_with_the_tree() {
         s12 <= w12 && s16 <= w16 && p16 > 1.0,
         "span {s12} s and {s16} s, parallelism {p16} at depth 16"
     );
+}
+
+#[test]
+fn the_statistics_mode_keeps_no_timeline_and_reports_in_the_json_line_and_a_table() {
+    let dir = trace_dir("stats");
+    let d = dir.display().to_string();
+    let out = run_job_with_env(
+        &["-n", "2", "--trace", d.as_str()],
+        &bin("uts"),
+        &["-t", "1", "-a", "3", "-d", "10", "-b", "4", "-r", "19", "--force-steal"],
+        &[("UAT_TRACE_MODE", "stats")],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    let trace = &json["trace"];
+    assert_eq!(
+        trace["steal_flow"]["count"], json["stats"]["steals_succeeded"],
+        "{json}"
+    );
+    assert!(trace["task"]["count"].as_u64().unwrap() > 0, "{json}");
+    assert!(trace["task"]["max_s"].as_f64().unwrap() > 0.0, "{json}");
+    assert!(
+        out.stderr.contains("uat trace statistics"),
+        "the table at the end: {}",
+        out.describe()
+    );
+    let stats = read_json(&dir.join("stats.json"));
+    assert_eq!(stats["recorded"], 0, "no timeline kept: {stats}");
+    assert_eq!(stats["flows"]["steals_succeeded"], json["stats"]["steals_succeeded"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_full_trace_buffer_keeps_counting_and_says_so() {
+    let dir = trace_dir("full");
+    let d = dir.display().to_string();
+    let out = run_job_with_env(
+        &["-n", "2", "--trace", d.as_str()],
+        &bin("uts"),
+        &["-t", "1", "-a", "3", "-d", "10", "-b", "4", "-r", "19", "--force-steal"],
+        &[("UAT_TRACE_EVENTS", "16")],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert!(out.stderr.contains("trace buffer full"), "{}", out.describe());
+    let stats = read_json(&dir.join("stats.json"));
+    let recorded = stats["recorded"].as_u64().unwrap();
+    assert!(recorded <= 2 * 16, "at most UAT_TRACE_EVENTS per rank: {stats}");
+    assert!(stats["dropped"].as_u64().unwrap() > 0, "{stats}");
+    // The counts include what was dropped.
+    let kept_tasks = read_json(&dir.join("trace.json"))["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["name"] == "task" && e["ph"] == "X")
+        .count() as u64;
+    assert!(
+        stats["kinds"]["task"]["count"].as_u64().unwrap() >= kept_tasks,
+        "{stats}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -247,7 +247,19 @@ fn run(a: RunArgs) -> Result<i32, String> {
         timeout: a.timeout.map(Duration::from_secs),
         program: exe,
         args: a.args,
-        trace: a.trace.as_deref().map(absolute).transpose()?,
+        // --trace, or UAT_TRACE set for the job: the launcher writes OTF2
+        // (and a failed job's outputs) either way.
+        trace: a
+            .trace
+            .clone()
+            .or_else(|| {
+                std::env::var_os("UAT_TRACE")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .as_deref()
+            .map(absolute)
+            .transpose()?,
     };
     if let Some(dir) = &spec.trace {
         clear_trace(dir)?;
@@ -295,6 +307,11 @@ fn write_trace(dir: &std::path::Path, ok: bool) {
             Ok(w) => eprintln!("cargo-uat: trace: {}", w.anchor.display()),
             Err(e) => eprintln!("cargo-uat: error: no OTF2 trace in {}: {e}", dir.display()),
         }
+        #[cfg(not(feature = "otf2"))]
+        eprintln!(
+            "cargo-uat: trace: no OTF2 archive: this launcher was built without the OTF2 library \
+             (cargo uat setup installs libopen-trace-format2-dev; scripts/launcher.sh then rebuilds it with OTF2)"
+        );
         return;
     }
     match uat_trace::write_outputs(dir) {

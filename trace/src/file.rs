@@ -31,7 +31,7 @@ pub struct RankHeader {
     /// ... and the same moment on the job's clock (rank 0's), in ns.
     pub origin_ns: u64,
     /// Bound on the error of `origin_ns` (half the best round trip of the
-    /// alignment), in ns; 0 on rank 0.
+    /// alignment), in ns; 0 on rank 0's host (one kernel clock).
     pub clock_error_ns: u64,
     /// The round trips' estimate of rank 0's clock minus this rank's, in
     /// ns, and its bound (on rank 0's host, where the offset used is

@@ -208,7 +208,12 @@ fn remove_old(dir: &Path) -> Result<(), String> {
 pub fn write_otf2(trace: &Trace, timeline: &Timeline, dir: &Path) -> Result<Otf2Written, String> {
     let locations = plan(trace, timeline);
     remove_old(dir)?;
-    let description = format!("uat trace of {}, {} ranks", trace.program(), trace.job_ranks());
+    let description = format!(
+        "uat trace of {}, {} ranks; clocks aligned within {} ns",
+        trace.program(),
+        trace.job_ranks(),
+        trace.clock_error_ns()
+    );
     let mut archive = Archive::create(dir, ARCHIVE, "uat-trace", &description)?;
     archive.open_events()?;
     for (rank, loc) in locations.iter().enumerate() {

@@ -94,8 +94,8 @@ kinds! {
     /// Global memory fetched into this rank's cache; `peer`: the home rank,
     /// `value`: bytes.
     Fetch = 6, "fetch", Interval;
-    /// Dirty cached bytes written back; `peer`: the home rank, `value`:
-    /// bytes.
+    /// Dirty cached bytes written back at a release point; `peer`: their
+    /// home rank (this rank when they went to several), `value`: bytes.
     WriteBack = 7, "write_back", Interval;
     /// Woken on lifelines; `peer`: the rank that woke this one.
     Wakeup = 8, "wakeup", Instant;

@@ -253,8 +253,8 @@ impl Runtime {
             eprintln!("{}", describe(&config, &layout, ranks));
         }
         if config.trace.is_some() {
-            // Every rank traces (UAT_TRACE is read on each; a rank without
-            // it records nothing, and the merge says its file is missing).
+            // Every rank traces (UAT_TRACE must agree: the alignment and
+            // the end of the job are collective).
             worker().trace.set_clock(crate::trace::clock::align(gasnet));
             gasnet.at_exit(crate::trace::write_partial_on_exit);
         }
@@ -353,6 +353,40 @@ impl Runtime {
     pub fn stats_per_rank(&self) -> Vec<Stats> {
         collective_outside_tasks("Runtime::stats_per_rank");
         self.gather_stats()
+    }
+
+    /// The trace's statistics so far, per kind of record, summed over the
+    /// ranks (max of the maxima) (collective). Valid on rank 0, when it
+    /// traces (`UAT_TRACE`); None elsewhere.
+    pub fn trace_totals(&self) -> Option<Vec<crate::stats::TraceTotal>> {
+        collective_outside_tasks("Runtime::trace_totals");
+        let w = worker();
+        let mine = if w.trace.on() {
+            w.trace.totals_words()
+        } else {
+            vec![0; 3 * uat_trace::Kind::ALL.len()]
+        };
+        let all = collective::gather(self.gasnet, &w.layout, &mine);
+        if self.gasnet.rank() != 0 || !w.trace.on() {
+            return None;
+        }
+        Some(
+            uat_trace::Kind::ALL
+                .iter()
+                .enumerate()
+                .map(|(i, k)| {
+                    let (count, total, max) = all.iter().fold((0, 0, 0), |(c, t, m), r| {
+                        (c + r[3 * i], t + r[3 * i + 1], m.max(r[3 * i + 2]))
+                    });
+                    crate::stats::TraceTotal {
+                        kind: k.name,
+                        count,
+                        total_s: total as f64 * 1e-9,
+                        max_s: max as f64 * 1e-9,
+                    }
+                })
+                .collect(),
+        )
     }
 
     /// How this job's lifelines are set: `off`, or `on w=W z=Z`.

@@ -52,6 +52,11 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
             // since (only a thread starting on an empty deque sets it).
             debug_assert!(!w.deque.is_empty() || w.thread.bottom_top.get() == entry.top as usize);
             w.trace.task_begins();
+            // A continuation resumes here: its strand starts now (its
+            // child may have suspended long ago).
+            if w.hooks.workspan() {
+                w.workspan.resumed_here();
+            }
             // SAFETY: its frames are in place; nothing below them is live.
             unsafe { resume_context(entry.ctx as *mut u8) }
         }
@@ -72,11 +77,11 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
                 w.memory.acquire(w);
                 // The deque is empty: the stolen thread is its bottom one.
                 w.thread.bottom_top.set(entry.top as usize);
+                // The flow ends where the resumed task begins (one tick).
                 w.trace.stolen_resumes();
                 if w.hooks.workspan() {
                     w.workspan.resumed_here();
                 }
-                w.trace.task_begins();
                 // SAFETY: the stolen frames are in place at their address.
                 unsafe { resume_context(entry.ctx as *mut u8) }
             }

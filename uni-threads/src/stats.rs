@@ -330,3 +330,18 @@ impl Stats {
         })
     }
 }
+
+/// One kind of trace record over all ranks (`UAT_TRACE`;
+/// [`Runtime::trace_totals`](crate::Runtime::trace_totals)): the
+/// statistics of the job so far.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TraceTotal {
+    /// The kind's name (`task`, `steal`, ...: `docs/design/trace.md`).
+    pub kind: &'static str,
+    /// Records of that kind, dropped ones included.
+    pub count: u64,
+    /// Their total duration, in seconds (intervals and steal flows).
+    pub total_s: f64,
+    /// The longest, in seconds.
+    pub max_s: f64,
+}

@@ -317,14 +317,14 @@ settings! {
     get get_trace; env "UAT_TRACE", e.g. "target/trace";
     what "write a trace of the scheduler into this directory (trace.json, stats.txt, per-rank files)";
     values "a directory"; default "no trace";
-    agree false; check |_| Ok(());
+    agree true; check |_| Ok(());
 
     /// What a trace keeps: every event, or the statistics only.
     trace_mode: TraceMode = TraceMode::Timeline; set TraceMode;
     get get_trace_mode; env "UAT_TRACE_MODE", e.g. "stats";
     what "trace: every event (timeline) or the per-kind statistics only (stats)"; values "timeline|stats";
     default "timeline";
-    agree false; check |_| Ok(());
+    agree true; check |_| Ok(());
 
     /// Records a rank keeps at most (32 bytes each, allocated at start when
     /// tracing a timeline); later ones are counted, not kept.

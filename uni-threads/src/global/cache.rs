@@ -249,22 +249,20 @@ impl Cache {
         }
         let start = if w.trace.on() { crate::tsc::now() } else { 0 };
         let mut written = 0u64;
-        // Bytes per home rank, for the trace.
-        let mut per_rank: Vec<(u32, u64)> = Vec::new();
+        // The home rank, for the trace (this rank's own when there are
+        // several: one record per release point).
+        let mut home: Option<u32> = None;
         for key in self.unpinned() {
             let n = self.write_back(w, key);
             written += n;
-            if n != 0 && w.trace.on() {
-                match per_rank.iter_mut().find(|(r, _)| *r == key.0) {
-                    Some((_, b)) => *b += n,
-                    None => per_rank.push((key.0, n)),
-                }
+            if n != 0 {
+                home = Some(if home.is_none_or(|h| h == key.0) { key.0 } else { w.rank });
             }
         }
         w.gasnet.wait_nbi();
         w.run.counters.update(|c| c.global_written_bytes += written);
-        for (rank, bytes) in per_rank {
-            w.trace.since(uat_trace::Kind::WriteBack, rank, start, bytes);
+        if let Some(rank) = home {
+            w.trace.since(uat_trace::Kind::WriteBack, rank, start, written);
         }
     }
 

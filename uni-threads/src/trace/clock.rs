@@ -28,6 +28,8 @@ pub(crate) struct Alignment {
     /// Bound on the error of `origin_ns`: half the shortest round trip, in
     /// ns; 0 where this rank reads rank 0's clock itself (same host).
     pub(crate) error_ns: u64,
+    /// This rank's CLOCK_MONOTONIC at `origin_ticks`.
+    pub(crate) origin_mono_ns: u64,
     /// The round trips' estimate of rank 0's clock minus this rank's, in ns
     /// (on rank 0's host the truth is 0: a measure of the method's error).
     pub(crate) estimate_ns: i64,
@@ -98,6 +100,7 @@ pub(crate) fn align(gasnet: Gasnet) -> Alignment {
     Alignment {
         origin_ticks: ticks,
         origin_ns: (ns as i128 + offset).max(0) as u64,
+        origin_mono_ns: ns,
         error_ns,
         estimate_ns: estimate.clamp(i64::MIN as i128, i64::MAX as i128) as i64,
         estimate_error_ns: rtt / 2,

@@ -188,10 +188,13 @@ impl Tracer {
 
     /// The stolen continuation resumes now: the flow from its claim.
     #[inline]
+    /// (The resumed task begins at the flow's end: one tick for both.)
     pub(crate) fn stolen_resumes(&self) {
         if self.on() {
             let (victim, claimed) = self.claim.get();
-            self.record(Kind::StealFlow, victim, claimed, crate::tsc::now(), 0);
+            let now = crate::tsc::now();
+            self.record(Kind::StealFlow, victim, claimed, now, 0);
+            self.task_since.set(now);
         }
     }
 
@@ -211,13 +214,22 @@ impl Tracer {
         }
         self.task_ends();
         let a = self.clock.get();
+        // The TSC's rate over the whole job (from the alignment to now,
+        // against CLOCK_MONOTONIC): a 20 ms start-up estimate could be off
+        // by a preemption.
+        let (ticks, ns) = (crate::tsc::now(), clock::monotonic_ns());
+        let ticks_per_s = if ns > a.origin_mono_ns + 100_000_000 {
+            (ticks - a.origin_ticks) as f64 * 1e9 / (ns - a.origin_mono_ns) as f64
+        } else {
+            crate::tsc::hz()
+        };
         let totals = self.totals.borrow();
         let stats = self.stats.borrow();
         let header = RankHeader {
             rank: self.rank,
             ranks: self.ranks,
             program: program_name(),
-            ticks_per_s: crate::tsc::hz(),
+            ticks_per_s,
             origin_ticks: a.origin_ticks,
             origin_ns: a.origin_ns,
             clock_error_ns: a.error_ns,
@@ -256,6 +268,21 @@ impl Tracer {
     pub(crate) fn dir(&self) -> Option<&std::path::Path> {
         self.dir.as_deref()
     }
+
+    /// Per kind (in `Kind::ALL`'s order): count, total ns, max ns, over
+    /// every record so far.
+    pub(crate) fn totals_words(&self) -> Vec<u64> {
+        let hz = crate::tsc::hz();
+        let ns = |ticks: u64| (ticks as f64 * 1e9 / hz) as u64;
+        let totals = self.totals.borrow();
+        Kind::ALL
+            .iter()
+            .flat_map(|k| {
+                let t = totals[k.code as usize];
+                [t.count, ns(t.ticks), ns(t.max_ticks)]
+            })
+            .collect()
+    }
 }
 
 fn program_name() -> String {
@@ -280,6 +307,8 @@ pub(crate) fn write_partial_on_exit() {
         return;
     }
     w.trace.instant(Kind::Failure, w.rank, 0);
+    // The failing run's counters so far (a run adds its own at its end).
+    w.trace.add_run(&w.stats_snapshot());
     match w.trace.write(false) {
         Some(Ok(path)) => gasnet_sys::report(format_args!(
             "uat: the partial trace of this rank is in {} (merge the ranks' files with `uat-trace merge {}`)",
@@ -319,6 +348,13 @@ pub(crate) fn end_of_job(gasnet: gasnet_sys::Gasnet) {
 fn merge(dir: &std::path::Path) {
     match uat_trace::write_outputs(dir) {
         Ok(written) => {
+            // The statistics mode's table, at the end (a timeline's is in
+            // stats.txt, next to it).
+            if crate::worker::worker().config.trace_mode == crate::config::TraceMode::Stats {
+                if let Ok(table) = std::fs::read_to_string(&written.stats_text) {
+                    eprint!("{table}");
+                }
+            }
             let paths: Vec<String> = written.paths().iter().map(|p| p.display().to_string()).collect();
             gasnet_sys::report(format_args!("uat: trace written: {}", paths.join(", ")));
             // Under the launcher (`cargo uat run --trace`), which writes
@@ -361,7 +397,9 @@ pub(crate) fn joined_remote(w: &crate::worker::Worker, cell: crate::future::Cell
     }
     let now = crate::tsc::now();
     if !w.hooks.trace() {
-        w.trace.record(Kind::JoinFlow, cell.rank, now, now, cell.addr as u64);
+        // The statistics count it; the child's rank is unknown here (its
+        // cell's, or another one's when the cell is this rank's).
+        w.trace.record(Kind::JoinFlow, w.rank, now, now, cell.addr as u64);
         return;
     }
     let tag = cell.tag(w.gasnet, w.rank);
