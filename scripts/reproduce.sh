@@ -260,7 +260,11 @@ if [ "$build" = 1 ]; then
     done
     cp "$report_tool" "$pack/uat-report" || die "cannot copy into $pack"
     strip "$pack/uat-report" 2>/dev/null || true
-    cp "$uat" "$pack/cargo-uat" || die "cannot copy into $pack"
+    # The packed launcher without OTF2 (the machine it goes to may not
+    # have the OTF2 library; a trace's OTF2 is made later with uat-trace).
+    cargo build --quiet --release -p cargo-uat --target-dir "$root/target/pack-tools" \
+      || die "building a portable cargo-uat failed (see above)"
+    cp "$root/target/pack-tools/release/cargo-uat" "$pack/cargo-uat" || die "cannot copy into $pack"
     strip "$pack/cargo-uat" 2>/dev/null || true
     echo "reproduce: packed into $pack ($(du -sh "$pack" | cut -f1)); run there with --bin-dir $pack" >&2
     exit 0
