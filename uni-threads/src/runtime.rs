@@ -332,7 +332,7 @@ impl Runtime {
         // rank that reaches this gather only when it is done).
         let w = worker();
         let s = w.stats_snapshot();
-        w.trace.add_run(&s);
+        w.trace.add_run(w.run.id.get(), &s);
         let unjoined: u64 = collective::gather(self.gasnet, &w.layout, &[s.spawns.wrapping_sub(s.joins)])
             .iter()
             .fold(0u64, |a, v| a.wrapping_add(v[0]));

@@ -154,7 +154,7 @@ extern "C" fn on_register(token: Token, dim: Arg) {
 
 extern "C" fn on_wake(token: Token, lo: Arg, hi: Arg) {
     let tag = join_u64(lo, hi);
-    if tag & ((1 << WAKER_BITS) - 1) != token.source() as u64 + 1 {
+    if protocol::waker_field(tag) != token.source() as u64 + 1 {
         REFUSED_WAKES.refuse(format_args!(
             "refused a lifeline wake-up from rank {} naming another waker ({tag:#x})",
             token.source()
@@ -301,7 +301,7 @@ impl Lifelines {
     /// waker is on this host (its TSC is this host's).
     fn note_wake_latency(&self, w: &Worker) {
         let v = own(WOKEN_BY_WORD).load(Ordering::Acquire);
-        let waker = (v & ((1 << WAKER_BITS) - 1)) as usize;
+        let waker = protocol::waker_field(v) as usize;
         if waker == 0 || !self.host.get(waker - 1).copied().unwrap_or(false) {
             return;
         }
@@ -347,7 +347,7 @@ impl Lifelines {
             self.note_wake_latency(w);
             if w.trace.on() {
                 let v = own(WOKEN_BY_WORD).load(Ordering::Acquire);
-                let waker = (v & ((1 << WAKER_BITS) - 1)) as u32;
+                let waker = protocol::waker_field(v) as u32;
                 w.trace.instant(uat_trace::Kind::Wakeup, waker.saturating_sub(1), 0);
             }
         }

@@ -49,6 +49,11 @@ pub(crate) enum OwnWord {
 /// hold the low bits of the waker's TSC at the wake-up).
 pub(crate) const WAKER_BITS: u32 = 20;
 
+/// The waker field of a `WokenBy` word: its rank plus one (0: none).
+pub(crate) fn waker_field(word: u64) -> u64 {
+    word & ((1 << WAKER_BITS) - 1)
+}
+
 /// The words one rank's protocol steps touch.
 ///
 /// Each step reads or writes the word that one call of [`Words::own`]
@@ -192,6 +197,6 @@ pub(crate) fn take_waker(words: &impl Words, me: u32, ranks: u32) -> Option<u32>
         return None;
     }
     let v = words.own(OwnWord::WokenBy).swap(0, SeqCst);
-    let waker = (v & ((1 << WAKER_BITS) - 1)) as u32;
+    let waker = waker_field(v) as u32;
     waker.checked_sub(1).filter(|&r| r < ranks && r != me)
 }

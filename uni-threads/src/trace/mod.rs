@@ -62,6 +62,8 @@ pub(crate) struct Tracer {
     clock: Cell<clock::Alignment>,
     /// Counters summed over the runs traced.
     stats: RefCell<crate::stats::Stats>,
+    /// The last run whose counters are in `stats` (`RunState::id`).
+    runs_added: Cell<u64>,
     /// The file was written (the end of the job, or a failure).
     written: Cell<bool>,
     rank: u32,
@@ -87,6 +89,7 @@ impl Tracer {
             clock: Cell::new(clock::Alignment::default()),
             stats: RefCell::new(crate::stats::Stats::default()),
             written: Cell::new(false),
+            runs_added: Cell::new(0),
             rank,
             ranks,
         }
@@ -198,9 +201,10 @@ impl Tracer {
         }
     }
 
-    /// Adds a run's counters (this rank's) to the traced total.
-    pub(crate) fn add_run(&self, s: &crate::stats::Stats) {
-        if self.on() {
+    /// Adds run `run`'s counters (this rank's) to the traced total, once.
+    pub(crate) fn add_run(&self, run: u64, s: &crate::stats::Stats) {
+        if self.on() && run > self.runs_added.get() {
+            self.runs_added.set(run);
             self.stats.borrow_mut().accumulate(s);
         }
     }
@@ -303,12 +307,12 @@ pub(crate) fn write_partial_on_exit() {
         return;
     }
     let w = crate::worker::worker();
-    if !w.trace.on() {
+    if !w.trace.on() || w.trace.written.get() {
         return;
     }
     w.trace.instant(Kind::Failure, w.rank, 0);
-    // The failing run's counters so far (a run adds its own at its end).
-    w.trace.add_run(&w.stats_snapshot());
+    // The failing run's counters so far, unless it had ended.
+    w.trace.add_run(w.run.id.get(), &w.stats_snapshot());
     match w.trace.write(false) {
         Some(Ok(path)) => gasnet_sys::report(format_args!(
             "uat: the partial trace of this rank is in {} (merge the ranks' files with `uat-trace merge {}`)",
