@@ -26,16 +26,22 @@ pub use gasnet_sys as gasnet;
 #[cfg(feature = "testing")]
 pub use uni_threads::testing;
 pub use uni_threads::{
-    current_rank, fad_poller, for_each, global, is_running, join, poll_point, ranks, reduce, rules, spawn, stats,
-    tsc_hz, CacheFault, Config, ConfigError, Field, JoinHandle, Mode, PollerCores, PollerWait, Runtime, Setting,
+    current_rank, fad_poller, for_each, is_running, join, poll_point, ranks, reduce, rules, spawn, stats,
+    tsc_hz, CacheFault, Config, ConfigError, Field, JoinHandle, Mode, PollerCores, PollerWait, Setting,
     StartError, Stats, StealProtocol, TraceMode, Unit, MODE,
 };
+
+/// Global memory: slices and atomics every rank reaches, cached across the
+/// network (the `uat-memory` crate, the layer above the scheduler).
+pub use uat_memory as global;
 
 pub mod addresses;
 pub mod cli;
 mod launch;
+mod runtime;
 
 pub use launch::{launch, launch_then, Args, Cli};
+pub use runtime::Runtime;
 
 /// The conduit this build was made for.
 pub const CONDUIT: gasnet::Conduit = gasnet::CONDUIT;

@@ -7,7 +7,7 @@
 //!   shared (expose work), an `am`-mode fetch-and-add request waits to be
 //!   served, an idle rank registered on a lifeline;
 //! - [`AttentionBits::PERIODIC`], the owner's: poll on a countdown anyway;
-//! - [`AttentionBits::MEMORY`], the owner's: global memory needs the next
+//! - [`AttentionBits::LAYER`], the owner's: the layer above the scheduler (global memory) needs the next
 //!   spawn;
 //! - [`AttentionBits::HOOKS`], the owner's: per-task hooks are on (a
 //!   trace, work/span), so that a spawn looks for them only where the word
@@ -33,9 +33,10 @@ impl AttentionBits {
     pub const PERIODIC: AttentionBits = AttentionBits(1);
     /// Another rank's: look now.
     pub const REQUEST: AttentionBits = AttentionBits(2);
-    /// The owner's: global memory needs the next spawn (a checkout is
-    /// active, or cached bytes are dirty).
-    pub const MEMORY: AttentionBits = AttentionBits(4);
+    /// The owner's: the layer above the scheduler needs the next spawn or
+    /// poll point (global memory: a checkout is active, or cached bytes are
+    /// dirty).
+    pub const LAYER: AttentionBits = AttentionBits(4);
     /// The owner's: its per-task hooks are on. Asks for nothing by itself:
     /// it keeps the word non-zero, so that "the word is clear" means "no
     /// hooks" too.
@@ -92,13 +93,13 @@ mod tests {
             assert_eq!(b.word(), word);
             assert_eq!(b.requested(), word & 2 != 0, "{word}");
             assert_eq!(b.passive(), word & 6 == 0, "{word}");
-            assert_eq!(b.has(B::MEMORY), word & 4 != 0, "{word}");
+            assert_eq!(b.has(B::LAYER), word & 4 != 0, "{word}");
             assert_eq!(b.has(B::PERIODIC), word & 1 != 0, "{word}");
             assert_eq!(b.has(B::HOOKS), word & 8 != 0, "{word}");
             assert!(b.has(B::NONE));
             assert_eq!(b.with(B::REQUEST).word(), word | 2);
         }
         // The bits are distinct.
-        assert_eq!(B::PERIODIC.with(B::REQUEST).with(B::MEMORY).with(B::HOOKS).word(), 15);
+        assert_eq!(B::PERIODIC.with(B::REQUEST).with(B::LAYER).with(B::HOOKS).word(), 15);
     }
 }

@@ -1,4 +1,4 @@
-//! Atomics on u64 words of the global heap (`uni_threads::global`), in
+//! Atomics on u64 words of the global heap (`uat_memory`), in
 //! every fetch-and-add mode, with the operations a program needs:
 //! fetch-add, compare-swap, fetch-min, fetch-max, load, store.
 //!

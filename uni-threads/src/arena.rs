@@ -20,7 +20,8 @@
 //! side slots     count × 32 bytes (UAT_WORKSPAN: a child's final path)
 //! stats slots    one per rank (rank 0's are gathered at the end of a run)
 //! RDMA region    copies of suspended threads' frames
-//! global heap    `uat::global` memory (UAT_GLOBAL_HEAP bytes)
+//! layer zone     the layer above's (global memory's heap, `uat::global`;
+//!                UAT_GLOBAL_HEAP bytes)
 //! ```
 //!
 //! The stack region is the lowest part of the segment, so below it lies
@@ -66,7 +67,8 @@ pub(crate) struct Layout {
     pub sides: usize,
     pub rdma: usize,
     pub rdma_size: usize,
-    /// The global heap (`crate::global`).
+    /// The zone of the layer above the scheduler (global memory's heap,
+    /// `uat::global`; see `crate::layer`).
     pub heap: usize,
     pub heap_size: usize,
     /// Bytes of the stack region `[ARENA_BASE - stack_size, ARENA_BASE)`.

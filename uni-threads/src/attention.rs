@@ -34,7 +34,7 @@ use crate::arena::ATTENTION_WORD;
 
 /// This rank's attention word and polling countdown (worker thread only).
 ///
-/// The owner's bits' truth lives here (`interval`, `memory`), not in the
+/// The owner's bits' truth lives here (`interval`, `layer`), not in the
 /// word: another rank's raise stores [`AttentionBits::REQUEST`] whole and
 /// may clear them, and [`Attention::take`] writes them back.
 pub(crate) struct Attention {
@@ -42,9 +42,9 @@ pub(crate) struct Attention {
     /// Poll every this many spawns anyway (0: only when raised).
     interval: u32,
     countdown: Cell<u32>,
-    /// [`AttentionBits::MEMORY`] while global memory needs the next spawn
-    /// (a checkout is active, or cached bytes are dirty), else none.
-    memory: Cell<AttentionBits>,
+    /// [`AttentionBits::LAYER`] while the layer above needs the next spawn
+    /// or poll point ([`crate::layer::Here::mark`]), else none.
+    layer: Cell<AttentionBits>,
     /// [`AttentionBits::HOOKS`] when the per-task hooks are on (a trace,
     /// work/span), else none.
     hooks: AttentionBits,
@@ -73,7 +73,7 @@ impl Attention {
             word,
             interval,
             countdown: Cell::new(interval.max(1)),
-            memory: Cell::new(AttentionBits::NONE),
+            layer: Cell::new(AttentionBits::NONE),
             hooks: if hooks {
                 AttentionBits::HOOKS
             } else {
@@ -92,7 +92,7 @@ impl Attention {
         } else {
             AttentionBits::PERIODIC
         };
-        periodic.with(self.memory.get()).with(self.hooks)
+        periodic.with(self.layer.get()).with(self.hooks)
     }
 
     pub(crate) fn interval(&self) -> u32 {
@@ -135,23 +135,23 @@ impl Attention {
         word().fetch_or(AttentionBits::REQUEST.word(), Ordering::Release);
     }
 
-    /// Sets or clears the global-memory mark (an atomic or/and: a request
-    /// raised meanwhile stays).
-    pub(crate) fn mark_memory(&self, on: bool) {
-        let m = AttentionBits::MEMORY.word();
+    /// Sets or clears the layer's mark ([`crate::layer::Here::mark`]; an
+    /// atomic or/and: a request raised meanwhile stays).
+    pub(crate) fn mark_layer(&self, on: bool) {
+        let m = AttentionBits::LAYER.word();
         if on {
-            self.memory.set(AttentionBits::MEMORY);
+            self.layer.set(AttentionBits::LAYER);
             self.word.fetch_or(m, Ordering::Relaxed);
         } else {
-            self.memory.set(AttentionBits::NONE);
+            self.layer.set(AttentionBits::NONE);
             self.word.fetch_and(!m, Ordering::Relaxed);
         }
     }
 
-    /// Whether the global-memory mark is set.
+    /// Whether the layer's mark is set.
     #[inline]
-    pub(crate) fn memory_marked(&self) -> bool {
-        self.memory.get() != AttentionBits::NONE
+    pub(crate) fn layer_marked(&self) -> bool {
+        self.layer.get() != AttentionBits::NONE
     }
 
     /// Acting on the word: clears it to the owner's bits (one swap, a full
@@ -177,7 +177,7 @@ mod tests {
             for memory in [false, true] {
                 for word in 0..8u64 {
                     let a = attention(interval);
-                    a.mark_memory(memory);
+                    a.mark_layer(memory);
                     a.word.store(word, Ordering::Relaxed);
                     assert_eq!(
                         a.take(),
@@ -220,8 +220,8 @@ mod tests {
             a.word.store(AttentionBits::REQUEST.word(), Ordering::Relaxed);
             assert!(a.take());
             assert!(AttentionBits::from_word(a.word.load(Ordering::Relaxed)).has(AttentionBits::HOOKS));
-            a.mark_memory(true);
-            a.mark_memory(false);
+            a.mark_layer(true);
+            a.mark_layer(false);
             assert_ne!(a.word.load(Ordering::Relaxed), 0, "a clear word means no hooks");
         }
     }
@@ -230,12 +230,12 @@ mod tests {
     fn the_owners_marks_keep_a_request_raised_meanwhile() {
         let a = attention(0);
         a.word.store(AttentionBits::REQUEST.word(), Ordering::Relaxed);
-        a.mark_memory(true);
-        a.mark_memory(false);
+        a.mark_layer(true);
+        a.mark_layer(false);
         a.word.fetch_or(AttentionBits::REQUEST.word(), Ordering::Relaxed);
         assert_eq!(a.word.load(Ordering::Relaxed), 2);
-        a.mark_memory(true);
-        assert!(a.take(), "a request under the memory mark (value 6) is seen");
+        a.mark_layer(true);
+        assert!(a.take(), "a request under the layer's mark (value 6) is seen");
         assert_eq!(a.word.load(Ordering::Relaxed), 4);
     }
 }

@@ -24,8 +24,8 @@ const PENDING: u64 = 0;
 /// Completed by a task on this cell's own process.
 pub(crate) const DONE: u64 = 1;
 const FREE: u64 = 2;
-/// Completed from another process (its joiner must acquire global memory:
-/// `crate::global`). Odd, like DONE: `state & 1` means done.
+/// Completed from another process (its joiner calls the layer's
+/// `Acquire::Join`: `crate::layer`). Odd, like DONE: `state & 1` means done.
 pub(crate) const DONE_REMOTE: u64 = 3;
 
 #[repr(C, align(64))]

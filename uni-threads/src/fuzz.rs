@@ -25,7 +25,6 @@ use gasnet_sys::am::split_u64;
 
 use crate::arena::{Layout, ARENA_BASE};
 use crate::future::{CELL_FREE, CELL_SIZE};
-use crate::global::heap::{self, GLOBAL_FREE, HEADER};
 use crate::lifeline::{LIFELINE_REGISTER, LIFELINE_WAKE, MAX_LIFELINES};
 use crate::worker::Worker;
 use rand::rngs::SmallRng;
@@ -43,6 +42,16 @@ impl Rng {
     /// One of `choices`.
     fn pick<T: Copy>(&mut self, choices: &[T]) -> T {
         choices[self.0.random_range(0..choices.len())]
+    }
+}
+
+impl crate::layer::FuzzDraw for Rng {
+    fn next(&mut self) -> u64 {
+        Rng::next(self)
+    }
+
+    fn near(&mut self, lo: usize, hi: usize, step: usize) -> usize {
+        near(self, lo, hi, step)
     }
 }
 
@@ -163,22 +172,12 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
         request(LIFELINE_WAKE, &[lo, hi], &mut sent);
     }
 
-    // GLOBAL_FREE(data address): around the target's local zone of the
-    // global heap and into its symmetric zone. A live block's exact address
-    // becomes one inside its header (the message would free it for real:
-    // freeing is allowed from any rank).
-    let zones = w.memory.heap.zones();
-    for _ in 0..count {
-        let mut data = if rng.next().is_multiple_of(4) {
-            near(&mut rng, zones.symmetric.0, zones.symmetric.1, HEADER)
-        } else {
-            near(&mut rng, zones.local.0, zones.local.1, HEADER)
-        };
-        if heap::is_live(w, target, data) {
-            data -= 8;
-        }
-        let [lo, hi] = split_u64(data as u64);
-        request(GLOBAL_FREE, &[lo, hi], &mut sent);
+    // The layer's handlers (global memory's GLOBAL_FREE), as it fuzzes
+    // them.
+    {
+        let mut layer_request = |handler: u8, args: &[u32]| request(handler, args, &mut sent);
+        w.layer
+            .fuzz(crate::layer::Here::of(crate::worker::worker()), target, count, &mut rng, &mut layer_request);
     }
 
     // CLOCK_REQUEST (no arguments): answered with the target's clock into

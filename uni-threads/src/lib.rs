@@ -69,8 +69,8 @@ mod fatal;
 mod future;
 #[cfg(feature = "testing")]
 mod fuzz;
-pub mod global;
 mod guard;
+pub mod layer;
 mod lifeline;
 mod migration;
 mod par;

@@ -13,6 +13,7 @@ use crate::config::fmt_size;
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack, Word};
 use crate::deque::{self, ArenaOwnWords, Deque, Thieves};
+use crate::layer::{Acquire, Here, Layer, NoLayer, Release};
 use crate::future::{CellPool, CellRef, CELL_SIZE, MAX_RESULT_SIZE};
 use crate::rdma::RdmaAlloc;
 use crate::scheduler;
@@ -94,14 +95,15 @@ impl Runtime {
     /// frames and statics are fine. `UAT_CHECK_MIGRATION=1` finds violations
     /// of this rule for heap memory (see the crate docs).
     ///
-    /// And for global memory ([`crate::global`]): two tasks that may run at
+    /// And for global memory (the layer `uat::global`, when started with
+    /// it: [`Runtime::start_with_layer`]): two tasks that may run at
     /// the same time (neither has joined the other, directly or through
     /// other joins) must not check out overlapping elements when one of
     /// them writes, and a task must not free memory that another task may
     /// have checked out at the same time. Checkouts hand out ordinary
     /// slices of memory that other processes may map; fork-join programs
     /// without such races see exactly what they wrote (the coherence rules
-    /// in `crate::global`).
+    /// in `uat::global`).
     ///
     /// And for the network: from here on every rank's GASNet segment is the
     /// runtime's arena (task stacks and frames, deques, control words), so
@@ -110,6 +112,22 @@ impl Runtime {
     /// protocol owns the bytes: a put into another rank's segment can
     /// overwrite a live frame. (That is why [`Runtime::gasnet`] is unsafe.)
     pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
+        // SAFETY: the caller's contract.
+        unsafe { Runtime::start_with_layer(gasnet, config, &NoLayer) }
+    }
+
+    /// [`Runtime::start`] with a layer above the scheduler (global memory:
+    /// `uat::Runtime::start` passes `uat::global`'s), which the scheduler
+    /// calls at its release and acquire points ([`crate::layer`]).
+    ///
+    /// # Safety
+    ///
+    /// As [`Runtime::start`].
+    pub unsafe fn start_with_layer(
+        gasnet: Gasnet,
+        config: Config,
+        layer: &'static dyn Layer,
+    ) -> Result<Runtime, StartError> {
         if worker::is_running() {
             return Err(StartError::Other(
                 "the runtime is already started in this process".into(),
@@ -128,12 +146,11 @@ impl Runtime {
             .register_handlers(&crate::lifeline::handlers())
             .map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
-            .register_handlers(&crate::global::heap::handlers())
+            .register_handlers(&layer.handlers())
             .map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
             .register_handlers(&crate::trace::clock::handlers())
             .map_err(|e| StartError::Other(e.to_string()))?;
-        let global_atomics = am_fad::GlobalAtomics::new(gasnet);
         arena::map(gasnet, &layout).map_err(StartError::Arena)?;
         check_same_addresses(gasnet, &layout)?;
         if config.check_migration {
@@ -160,28 +177,6 @@ impl Runtime {
                 Attention::new(poll_interval, per_task_trace || config.workspan),
             )
         };
-        // After the deque's words (native mode: atomic domains are created
-        // collectively, in the same order on every rank).
-        let heap_lo = Layout::addr(layout.heap);
-        // SAFETY: the global heap is mapped at heap_lo for the rest of the
-        // process (the arena is never unmapped), is this rank's segment
-        // range [lo, hi), and its atomic words are only accessed
-        // atomically (global::Memory's rule).
-        unsafe {
-            global_atomics.init(
-                arena::remote(gasnet, rank, heap_lo),
-                arena::remote(gasnet, rank, heap_lo + layout.heap_size),
-                heap_lo,
-            )
-        };
-        let memory = crate::global::Memory::new(
-            global_atomics,
-            crate::global::heap::LocalHeap::new(crate::global::heap::Zones::new(&layout)),
-            &config,
-            heap_lo,
-            layout.heap_size,
-            ranks,
-        );
         let seed = config.seed.unwrap_or_else(|| {
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -231,7 +226,8 @@ impl Runtime {
                 process_cpu_ns_at_start: 0.into(),
             },
             poller: poller.into(),
-            memory,
+            layer,
+            layer_state: std::cell::OnceCell::new(),
             trace: crate::trace::Tracer::new(
                 config.trace.clone(),
                 config.trace_mode,
@@ -242,7 +238,13 @@ impl Runtime {
             workspan: crate::workspan::WorkSpan::new(config.workspan),
             hooks: worker::Hooks::new(per_task_trace, config.workspan),
         });
-        worker().memory.heap.publish();
+        // After the deque's words (native mode: atomic domains are created
+        // collectively, in the same order on every rank).
+        let w = worker();
+        let state = layer.attach(Here::of(w));
+        if w.layer_state.set(state).is_err() {
+            unreachable!("one worker per process, attached once");
+        }
         crate::guard::install(
             guard_lo,
             guard_hi,
@@ -290,7 +292,7 @@ impl Runtime {
             .set(cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID));
         w.lifelines.reset();
         w.workspan.reset();
-        w.memory.acquire(w);
+        w.layer.acquire(Here::of(w), Acquire::RunStart);
         let cell = if w.rank == 0 {
             Some(
                 w.cells
@@ -317,7 +319,7 @@ impl Runtime {
             enter(root, root_cell);
         }
         let w = worker();
-        w.memory.end_of_run(w);
+        w.layer.acquire(Here::of(w), Acquire::RunEnd);
         let cpu = cpu_ns(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(w.run.cpu_ns_at_start.get());
         let process = cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(w.run.process_cpu_ns_at_start.get());
         let (work_strands, work_ticks) = w.workspan.work();
@@ -423,9 +425,9 @@ impl Runtime {
     /// runtime's thread between runs needs it: no task's end releases it.
     fn collective_fence<R>(&self, f: impl FnOnce() -> R) -> R {
         let w = worker();
-        w.memory.release_point(w);
+        w.layer.release(Here::of(w), Release::Collective);
         let r = f();
-        w.memory.acquire_point(w);
+        w.layer.acquire(Here::of(w), Acquire::Collective);
         r
     }
 
@@ -501,7 +503,7 @@ impl Runtime {
     pub fn exit(&self, code: i32) -> ! {
         collective_outside_tasks("Runtime::exit");
         let w = worker();
-        w.memory.release_point(w);
+        w.layer.release(Here::of(w), Release::Collective);
         crate::trace::end_of_job(self.gasnet);
         if let Some(poller) = worker().poller.borrow_mut().take() {
             poller.stop();
@@ -628,7 +630,7 @@ where
             c.span_spawns = span.spawns;
         });
     }
-    w.memory.release(w);
+    w.layer.release(Here::of(w), Release::TaskEnd);
     complete(
         CellRef {
             addr: root_cell,

@@ -74,7 +74,7 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
                 // An acquire point for global memory (the victim released
                 // at the spawn that pushed this continuation).
                 let w = worker();
-                w.memory.acquire(w);
+                w.layer.acquire(crate::layer::Here::of(w), crate::layer::Acquire::Steal);
                 // The deque is empty: the stolen thread is its bottom one.
                 w.thread.bottom_top.set(entry.top as usize);
                 // The flow ends where the resumed task begins (one tick).

@@ -14,6 +14,7 @@ use crate::attention::Attention;
 use crate::context::{save_context_and_call, Word};
 use crate::deque::Entry;
 use crate::fatal;
+use crate::layer::{Acquire, Here, Release};
 use crate::future::{copy_in_field_sized_pieces, CellRef, MAX_RESULT_SIZE};
 use crate::scheduler;
 use crate::task_words::{self, TaskWords};
@@ -288,7 +289,7 @@ where
     }
     // The parent runs elsewhere: what this task wrote to global memory
     // must be visible there before the result is (a release point).
-    w.memory.release(w);
+    w.layer.release(Here::of(w), Release::TaskEnd);
     // SAFETY: as above.
     complete_untagged(cell, unsafe { value.assume_init_ref() });
     scheduler::parent_gone()
@@ -450,7 +451,7 @@ fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
                 if state == crate::future::DONE_REMOTE {
                     // The task finished on another process: an acquire
                     // point for global memory.
-                    w.memory.acquire(w);
+                    w.layer.acquire(Here::of(w), Acquire::Join);
                     crate::trace::joined_remote(w, cell);
                 }
                 // SAFETY: done, and it holds the T its spawn created it for.
@@ -461,7 +462,7 @@ fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
                 return value;
             }
         } else if cell.is_done_remote(w.gasnet) {
-            w.memory.acquire(w);
+            w.layer.acquire(Here::of(w), Acquire::Join);
             crate::trace::joined_remote(w, cell);
             after(w, at);
             let value = cell.take_remote::<T>(w.gasnet);
@@ -469,7 +470,7 @@ fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
             return value;
         }
         let _ = worker_for_task("JoinHandle::join");
-        w.memory.before_wait();
+        w.layer.before_suspend(Here::of(w));
         scheduler::suspend_until_done(cell);
         if HOOKED {
             at = crate::tsc::now();

@@ -103,8 +103,10 @@ pub(crate) struct Worker {
     pub victims: VictimRng,
     /// Quiescing when idle, waking the idle when busy.
     pub lifelines: Lifelines,
-    /// Global memory: heap, checkouts, cache.
-    pub memory: crate::global::Memory,
+    /// The layer above (global memory), called at the ordering points.
+    pub layer: &'static dyn crate::layer::Layer,
+    /// Its per-process state ([`crate::layer::Here::state`]).
+    pub layer_state: std::cell::OnceCell<Box<dyn std::any::Any>>,
     pub thread: ThreadPlace,
     pub waiters: Waiters,
     pub run: RunState,
@@ -308,8 +310,13 @@ impl Worker {
     /// waiting on this one's lifelines ([`crate::lifeline`]).
     #[inline(never)]
     pub(crate) fn attend(&self, pushing: bool) {
-        if self.attention.memory_marked() {
-            self.memory.at_attention(self, pushing);
+        if self.attention.layer_marked() {
+            let at = if pushing {
+                crate::layer::Release::Spawn
+            } else {
+                crate::layer::Release::Poll
+            };
+            self.layer.release(crate::layer::Here::of(worker()), at);
         }
         let start = if self.trace.on() { crate::tsc::now() } else { 0 };
         let requested = self.attention.take();

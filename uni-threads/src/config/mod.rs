@@ -12,7 +12,8 @@
 
 mod values;
 
-pub(crate) use values::{fmt_size, SettingValue, BOOL_SYNTAX};
+pub use values::fmt_size;
+pub(crate) use values::{SettingValue, BOOL_SYNTAX};
 pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode};
 
 /// One row of the settings table.

@@ -83,7 +83,7 @@ impl PollerCores {
 
 /// A size as a person wrote it: "256K", "64M", "1G", or bytes — the form
 /// the `UAT_*` settings accept, so a suggestion can be pasted back.
-pub(crate) fn fmt_size(bytes: usize) -> String {
+pub fn fmt_size(bytes: usize) -> String {
     for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
         if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
             return format!("{}{suffix}", bytes >> shift);

@@ -44,16 +44,88 @@
 
 mod atomic;
 mod cache;
-pub(crate) mod heap;
+mod heap;
 mod slice;
 
+use std::any::Any;
 use std::cell::{Cell, RefCell};
 
 pub use atomic::GlobalAtomicU64;
 pub use bytemuck::{Pod, Zeroable};
+use gasnet_sys::Gasnet;
 pub use slice::GlobalSlice;
+use uni_threads::layer::{fatal, Acquire, FuzzDraw, Here, Layer, Release};
 
-use crate::worker::Worker;
+/// The layer the runtime calls at its ordering points (`uat::Runtime::start`
+/// passes it to `uni_threads::Runtime::start_with_layer`).
+pub static LAYER: GlobalMemory = GlobalMemory;
+
+/// Global memory as a layer above the scheduler (see [`LAYER`]).
+pub struct GlobalMemory;
+
+/// This process's global-memory state ([`Layer::attach`]'s).
+fn mem(w: Here) -> &'static Memory {
+    w.state::<Memory>()
+}
+
+/// The GASNet-EX handle, for this crate's RMA and Active Messages.
+fn net(w: Here) -> Gasnet {
+    // SAFETY: this crate reaches only the layer's zone of any segment (the
+    // global heap: every address it puts, gets or frees is one of its
+    // allocations, checked against the zone) and ends the job only through
+    // `fatal`.
+    unsafe { w.gasnet() }
+}
+
+impl Layer for GlobalMemory {
+    fn handlers(&self) -> Vec<gasnet_sys::am::Handler> {
+        heap::handlers().into()
+    }
+
+    fn attach(&self, w: Here) -> Box<dyn Any> {
+        let g = net(w);
+        let (heap_lo, heap_size) = w.zone();
+        let atomics = am_fad::GlobalAtomics::new(g);
+        // SAFETY: the zone is mapped at heap_lo for the rest of the process
+        // (the arena is never unmapped), is this rank's segment range
+        // [lo, hi), and its atomic words are only accessed atomically
+        // (Memory's rule: headers and the symmetric control word).
+        unsafe { atomics.init(w.remote(w.rank(), heap_lo), w.remote(w.rank(), heap_lo + heap_size), heap_lo) };
+        // One heap per process, for the rest of it: the GLOBAL_FREE handler
+        // reaches it from then on.
+        let heap: &'static heap::LocalHeap =
+            Box::leak(Box::new(heap::LocalHeap::new(heap::Zones::new(heap_lo, heap_size))));
+        heap.publish();
+        let memory = Memory::new(atomics, heap, w.config(), heap_lo, heap_size, w.ranks());
+        Box::new(memory)
+    }
+
+    fn release(&self, w: Here, at: Release) {
+        let m = mem(w);
+        match at {
+            Release::Spawn => m.at_attention(w, true),
+            Release::Poll => m.at_attention(w, false),
+            Release::TaskEnd | Release::Collective => m.release(w),
+        }
+    }
+
+    fn acquire(&self, w: Here, at: Acquire) {
+        let m = mem(w);
+        match at {
+            Acquire::Steal | Acquire::Join | Acquire::RunStart => m.acquire(w),
+            Acquire::Collective => m.acquire_point(w),
+            Acquire::RunEnd => m.end_of_run(w),
+        }
+    }
+
+    fn before_suspend(&self, w: Here) {
+        mem(w).before_wait();
+    }
+
+    fn fuzz(&self, w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut dyn FnMut(u8, &[u32])) {
+        heap::fuzz(w, target, count, draw, request);
+    }
+}
 
 /// An active checkout: `[lo, hi)` of `rank`'s heap (arena addresses).
 #[derive(Clone, Copy, Debug)]
@@ -67,7 +139,7 @@ struct Active {
 /// This process's global-memory state (a part of the worker).
 pub(crate) struct Memory {
     pub atomics: am_fad::GlobalAtomics,
-    pub heap: heap::LocalHeap,
+    pub heap: &'static heap::LocalHeap,
     cache: RefCell<cache::Cache>,
     active: RefCell<Vec<Active>>,
     /// Whether a checkout is active or dirty bytes wait: the attention word
@@ -76,19 +148,19 @@ pub(crate) struct Memory {
 }
 
 impl Memory {
-    pub(crate) fn new(
+    fn new(
         atomics: am_fad::GlobalAtomics,
-        heap: heap::LocalHeap,
-        config: &crate::config::Config,
+        heap: &'static heap::LocalHeap,
+        config: &uni_threads::Config,
         heap_lo: usize,
         heap_size: usize,
         ranks: u32,
     ) -> Memory {
         let cache = cache::Cache::new(
-            config.cache,
-            config.cache_fault,
-            config.cache_block,
-            config.cache_size,
+            config.get_cache(),
+            config.get_cache_fault(),
+            config.get_cache_block(),
+            config.get_cache_size(),
             heap_lo,
             heap_size,
             ranks,
@@ -104,7 +176,7 @@ impl Memory {
 
     /// A release point: dirty cached bytes are written back.
     #[inline]
-    pub(crate) fn release(&self, w: &Worker) {
+    pub(crate) fn release(&self, w: Here) {
         if self.marked.get() {
             self.release_slow(w);
         }
@@ -112,14 +184,14 @@ impl Memory {
 
     #[cold]
     #[inline(never)]
-    fn release_slow(&self, w: &Worker) {
+    fn release_slow(&self, w: Here) {
         self.cache.borrow_mut().release(w);
         self.update_mark(w);
     }
 
     /// An acquire point: cached blocks are forgotten (after a write-back).
     #[inline]
-    pub(crate) fn acquire(&self, w: &Worker) {
+    pub(crate) fn acquire(&self, w: Here) {
         if self.cache.borrow().holds_blocks() {
             self.acquire_slow(w);
         }
@@ -127,9 +199,9 @@ impl Memory {
 
     #[cold]
     #[inline(never)]
-    fn acquire_slow(&self, w: &Worker) {
+    fn acquire_slow(&self, w: Here) {
         if !self.active.borrow().is_empty() {
-            crate::fatal::fatal(format_args!(
+            fatal(format_args!(
                 "JoinHandle::join was called inside a checkout of global memory, and the joined task ran on another \
                  process. Rule: a checkout (GlobalSlice::read/update/write) must not span a spawn or a join"
             ));
@@ -143,9 +215,9 @@ impl Memory {
     /// are written back.
     #[cold]
     #[inline(never)]
-    pub(crate) fn at_attention(&self, w: &Worker, pushing: bool) {
+    pub(crate) fn at_attention(&self, w: Here, pushing: bool) {
         if pushing && !self.active.borrow().is_empty() {
-            crate::fatal::fatal(format_args!(
+            fatal(format_args!(
                 "uat::spawn was called inside a checkout of global memory (GlobalSlice::read/update/write). Rule: \
                  a checkout must not span a spawn or a join (the task may continue on another process, where the \
                  checked-out memory is not); end the checkout first"
@@ -158,7 +230,7 @@ impl Memory {
     #[inline]
     pub(crate) fn before_wait(&self) {
         if !self.active.borrow().is_empty() {
-            crate::fatal::fatal(format_args!(
+            fatal(format_args!(
                 "JoinHandle::join had to wait inside a checkout of global memory (GlobalSlice::read/update/write). \
                  Rule: a checkout must not span a spawn or a join; end the checkout first"
             ));
@@ -166,17 +238,17 @@ impl Memory {
     }
 
     /// Sets or clears the owner's mark in the attention word.
-    fn update_mark(&self, w: &Worker) {
+    fn update_mark(&self, w: Here) {
         let need = !self.active.borrow().is_empty() || self.cache.borrow().is_dirty();
         if need != self.marked.get() {
             self.marked.set(need);
-            w.attention.mark_memory(need);
+            w.mark(need);
         }
     }
 
     /// Registers a checkout of `[lo, hi)` on `rank`, refusing an overlap
     /// with an active one unless both read.
-    fn begin(&self, w: &Worker, a: Active) {
+    fn begin(&self, w: Here, a: Active) {
         self.refuse_overlap(a);
         self.active.borrow_mut().push(a);
         self.update_mark(w);
@@ -187,7 +259,7 @@ impl Memory {
     fn refuse_overlap(&self, a: Active) {
         for b in self.active.borrow().iter() {
             if b.rank == a.rank && b.lo < a.hi && a.lo < b.hi && (a.write || b.write) {
-                crate::fatal::fatal(format_args!(
+                fatal(format_args!(
                     "a checkout of global memory overlaps one that is still active on this thread ({} bytes of rank \
                      {} at {:#x}, and {} bytes at {:#x}), and one of them writes: Rust allows one &mut or many &, \
                      never both",
@@ -201,7 +273,7 @@ impl Memory {
         }
     }
 
-    fn end(&self, w: &Worker, a: Active) {
+    fn end(&self, w: Here, a: Active) {
         {
             let mut active = self.active.borrow_mut();
             let i = active
@@ -215,26 +287,20 @@ impl Memory {
 
     /// Where this process reaches `rank`'s arena address `addr` with loads
     /// and stores, if it does.
-    fn mapped(w: &Worker, rank: u32, addr: usize) -> Option<usize> {
-        if rank == w.rank {
-            return Some(addr);
-        }
-        w.gasnet
-            .segment(rank)
-            .local
-            .map(|local| local + crate::arena::segment_offset(addr))
+    fn mapped(w: Here, rank: u32, addr: usize) -> Option<usize> {
+        w.mapped(rank, addr)
     }
 
     /// A view of `len` bytes at `rank`'s `addr` for a checkout (pinned in
     /// the cache when not mapped); end it with [`Memory::unview`].
-    fn view(&self, w: &Worker, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
+    fn view(&self, w: Here, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
         match Self::mapped(w, rank, addr) {
             Some(p) => p as *mut u8,
             None => self.cache.borrow_mut().view(w, rank, addr, len, fetch),
         }
     }
 
-    fn unview(&self, w: &Worker, rank: u32, addr: usize, len: usize, wrote: bool) {
+    fn unview(&self, w: Here, rank: u32, addr: usize, len: usize, wrote: bool) {
         if Self::mapped(w, rank, addr).is_none() {
             self.cache.borrow_mut().finish(w, rank, addr, len, wrote);
         }
@@ -243,7 +309,7 @@ impl Memory {
     /// Drops this process's cached copies of `[addr, addr + len)` on `rank`
     /// (memory just allocated, `zeroed` at its home, or about to be freed;
     /// see `Cache::drop_range`).
-    fn forget_range(&self, w: &Worker, rank: u32, addr: usize, len: usize, zeroed: bool) {
+    fn forget_range(&self, w: Here, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if Self::mapped(w, rank, addr).is_none() {
             self.cache.borrow_mut().drop_range(w, rank, addr, len, zeroed);
             self.update_mark(w);
@@ -257,7 +323,7 @@ impl Memory {
     fn refuse_free_in_checkout(&self, what: &str, rank: u32, lo: usize, hi: usize) {
         for b in self.active.borrow().iter() {
             if b.rank == rank && b.lo < hi && lo < b.hi {
-                crate::fatal::fatal(format_args!(
+                fatal(format_args!(
                     "{what} inside a checkout of the same memory ({} bytes of rank {rank} at {:#x} are checked out): \
                      the checkout's reference would outlive the memory. Rule: end the checkout \
                      (GlobalSlice::read/update/write) before freeing what it covers",
@@ -270,7 +336,7 @@ impl Memory {
 
     /// A release point outside any checkout (a collective, an atomic with
     /// a release ordering): dirty bytes are written back.
-    pub(crate) fn release_point(&self, w: &Worker) {
+    pub(crate) fn release_point(&self, w: Here) {
         self.release(w);
     }
 
@@ -278,7 +344,7 @@ impl Memory {
     /// acquire ordering inside one): the blocks no checkout holds are
     /// written back and forgotten (a checkout's own view stays as it was
     /// when it began).
-    pub(crate) fn acquire_point(&self, w: &Worker) {
+    pub(crate) fn acquire_point(&self, w: Here) {
         if self.cache.borrow().holds_blocks() {
             self.cache.borrow_mut().acquire(w);
             self.update_mark(w);
@@ -286,7 +352,7 @@ impl Memory {
     }
 
     /// At the end of a run: everything written back and forgotten.
-    pub(crate) fn end_of_run(&self, w: &Worker) {
+    pub(crate) fn end_of_run(&self, w: Here) {
         self.cache.borrow_mut().acquire(w);
         self.update_mark(w);
     }

@@ -7,8 +7,9 @@ use std::sync::atomic::Ordering;
 use am_fad::AtomicOp;
 
 use super::heap;
-use crate::arena::remote;
-use crate::worker::{worker_for_thread, Worker};
+use uni_threads::layer::Here;
+
+use crate::mem;
 
 /// A u64 in the global heap of one rank that every rank updates with
 /// atomic operations (a best-so-far bound, a counter, a flag). It is
@@ -37,28 +38,28 @@ pub struct GlobalAtomicU64 {
 impl GlobalAtomicU64 {
     /// A new word holding `value`, on the calling task's rank.
     pub fn new(value: u64) -> GlobalAtomicU64 {
-        let w = worker_for_thread("GlobalAtomicU64::new");
+        let w = Here::for_thread("GlobalAtomicU64::new");
         let addr = heap::alloc_local(w, 8);
-        let a = GlobalAtomicU64 { rank: w.rank, addr };
+        let a = GlobalAtomicU64 { rank: w.rank(), addr };
         a.op(w, AtomicOp::Store, value, 0);
         a
     }
 
-    fn op(&self, w: &Worker, op: AtomicOp, a: u64, b: u64) -> u64 {
-        w.memory
+    fn op(&self, w: Here, op: AtomicOp, a: u64, b: u64) -> u64 {
+        mem(w)
             .atomics
-            .apply(self.rank, remote(w.gasnet, self.rank, self.addr), op, a, b)
+            .apply(self.rank, w.remote(self.rank, self.addr), op, a, b)
     }
 
     /// The operation with `before`'s release and `after`'s acquire.
     fn ordered(&self, what: &'static str, before: Ordering, after: Ordering, op: AtomicOp, a: u64, b: u64) -> u64 {
-        let w = worker_for_thread(what);
+        let w = Here::for_thread(what);
         if matches!(before, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst) {
-            w.memory.release_point(w);
+            mem(w).release_point(w);
         }
         let old = self.op(w, op, a, b);
         if matches!(after, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst) {
-            w.memory.acquire_point(w);
+            mem(w).acquire_point(w);
         }
         old
     }
@@ -80,14 +81,14 @@ impl GlobalAtomicU64 {
             !matches!(failure, Ordering::Release | Ordering::AcqRel),
             "GlobalAtomicU64::compare_exchange: a failure ordering cannot release (Release, AcqRel)"
         );
-        let w = worker_for_thread("GlobalAtomicU64::compare_exchange");
+        let w = Here::for_thread("GlobalAtomicU64::compare_exchange");
         if matches!(success, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst) {
-            w.memory.release_point(w);
+            mem(w).release_point(w);
         }
         let old = self.op(w, AtomicOp::CompareSwap, current, new);
         let after = if old == current { success } else { failure };
         if matches!(after, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst) {
-            w.memory.acquire_point(w);
+            mem(w).acquire_point(w);
         }
         if old == current {
             Ok(old)
@@ -123,7 +124,7 @@ impl GlobalAtomicU64 {
 
     /// Frees the word (once).
     pub fn free(self) {
-        let w = worker_for_thread("GlobalAtomicU64::free");
+        let w = Here::for_thread("GlobalAtomicU64::free");
         heap::free(w, self.rank, self.addr, false);
     }
 }

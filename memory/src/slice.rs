@@ -7,14 +7,15 @@ use std::ops::{Bound, RangeBounds};
 use bytemuck::Pod;
 
 use super::{heap, Active, Memory};
-use crate::arena::remote;
-use crate::worker::{worker_for_thread, Worker};
+use uni_threads::layer::{fatal, Here};
+
+use crate::{mem, net};
 
 /// How an allocation's elements are placed.
 const BLOCK_FLAG: u64 = 1 << 63;
 
 /// A slice of `T` in global memory: valid on every rank, `Copy + Send +
-/// 'static`, five words. See [`crate::global`] for the model.
+/// 'static`, five words. See [`crate`] for the model.
 pub struct GlobalSlice<T> {
     /// Arena address of the allocation's first element (on its rank, or on
     /// every rank for a distributed one).
@@ -62,7 +63,7 @@ impl<T: Pod> GlobalSlice<T> {
 
     fn bytes(n: usize) -> usize {
         n.checked_mul(std::mem::size_of::<T>())
-            .unwrap_or_else(|| crate::fatal::fatal(format_args!("a global allocation of {n} elements overflows")))
+            .unwrap_or_else(|| fatal(format_args!("a global allocation of {n} elements overflows")))
     }
 
     /// `len` zeroed elements on the calling task's rank (its heap's local
@@ -70,11 +71,11 @@ impl<T: Pod> GlobalSlice<T> {
     pub fn alloc(len: usize) -> GlobalSlice<T> {
         #[allow(clippy::let_unit_value)]
         let () = Self::CHECK;
-        let w = worker_for_thread("GlobalSlice::alloc");
+        let w = Here::for_thread("GlobalSlice::alloc");
         let base = heap::alloc_local(w, Self::bytes(len));
         let s = GlobalSlice {
             base,
-            place: w.rank as u64,
+            place: w.rank() as u64,
             start: 0,
             len,
             total: len,
@@ -88,11 +89,11 @@ impl<T: Pod> GlobalSlice<T> {
     pub fn alloc_on(rank: u32, len: usize) -> GlobalSlice<T> {
         #[allow(clippy::let_unit_value)]
         let () = Self::CHECK;
-        let w = worker_for_thread("GlobalSlice::alloc_on");
-        if rank >= w.ranks {
-            crate::fatal::fatal(format_args!(
+        let w = Here::for_thread("GlobalSlice::alloc_on");
+        if rank >= w.ranks() {
+            fatal(format_args!(
                 "GlobalSlice::alloc_on({rank}, ..): the job has {} ranks",
-                w.ranks
+                w.ranks()
             ));
         }
         let base = heap::alloc_symmetric(w, Self::bytes(len));
@@ -113,8 +114,8 @@ impl<T: Pod> GlobalSlice<T> {
     pub fn alloc_distributed(len: usize) -> GlobalSlice<T> {
         #[allow(clippy::let_unit_value)]
         let () = Self::CHECK;
-        let w = worker_for_thread("GlobalSlice::alloc_distributed");
-        let per_rank = len.div_ceil(w.ranks as usize).max(1);
+        let w = Here::for_thread("GlobalSlice::alloc_distributed");
+        let per_rank = len.div_ceil(w.ranks() as usize).max(1);
         let base = heap::alloc_symmetric(w, Self::bytes(per_rank));
         let s = GlobalSlice {
             base,
@@ -129,9 +130,9 @@ impl<T: Pod> GlobalSlice<T> {
     }
 
     /// Zeroes every element (a new allocation) and forgets cached copies.
-    fn zero(&self, w: &Worker) {
+    fn zero(&self, w: Here) {
         static ZEROS: [u8; 1 << 16] = [0; 1 << 16];
-        for (rank, addr, _, n) in self.pieces(w.ranks) {
+        for (rank, addr, _, n) in self.pieces(w.ranks()) {
             let len = n * std::mem::size_of::<T>();
             match Memory::mapped(w, rank, addr) {
                 // SAFETY: a fresh block of the heap (mapped here), which no
@@ -141,10 +142,10 @@ impl<T: Pod> GlobalSlice<T> {
                     // Cached copies of the range (a previous allocation's
                     // bytes) are dropped, or zeroed where a checkout pins
                     // their block.
-                    w.memory.forget_range(w, rank, addr, len, true);
+                    mem(w).forget_range(w, rank, addr, len, true);
                     for at in (0..len).step_by(ZEROS.len()) {
                         let n = ZEROS.len().min(len - at);
-                        w.gasnet.put(rank, remote(w.gasnet, rank, addr + at), &ZEROS[..n]);
+                        net(w).put(rank, w.remote(rank, addr + at), &ZEROS[..n]);
                     }
                 }
             }
@@ -154,20 +155,20 @@ impl<T: Pod> GlobalSlice<T> {
     /// Frees the allocation. Only a whole allocation (what `alloc*`
     /// returned) can be freed, once; a second free ends the job.
     pub fn free(self) {
-        let w = worker_for_thread("GlobalSlice::free");
+        let w = Here::for_thread("GlobalSlice::free");
         if self.start != 0 || self.len != self.total {
-            crate::fatal::fatal(format_args!(
+            fatal(format_args!(
                 "GlobalSlice::free of a part ({} of {} elements from {}): free the whole slice alloc returned",
                 self.len, self.total, self.start
             ));
         }
-        for (rank, addr, _, n) in self.pieces(w.ranks) {
+        for (rank, addr, _, n) in self.pieces(w.ranks()) {
             let len = n * std::mem::size_of::<T>();
-            w.memory
+            mem(w)
                 .refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
-            w.memory.forget_range(w, rank, addr, len, false);
+            mem(w).forget_range(w, rank, addr, len, false);
         }
-        let symmetric = self.base >= w.memory.heap.zones().symmetric.0;
+        let symmetric = self.base >= mem(w).heap.zones().symmetric.0;
         let rank = if self.place & BLOCK_FLAG != 0 {
             0
         } else {
@@ -253,7 +254,7 @@ impl<T: Pod> GlobalSlice<T> {
     }
 
     fn checkout<R>(&self, mode: Mode, what: &'static str, f: impl FnOnce(*mut T, usize) -> R) -> R {
-        let w = worker_for_thread(what);
+        let w = Here::for_thread(what);
         let size = std::mem::size_of::<T>();
         if self.len == 0 {
             return f(std::ptr::NonNull::<T>::dangling().as_ptr(), 0);
@@ -268,16 +269,16 @@ impl<T: Pod> GlobalSlice<T> {
                 hi: addr + self.len * size,
                 write,
             };
-            w.memory.begin(w, a);
-            let p = w.memory.view(w, rank, addr, self.len * size, fetch);
+            mem(w).begin(w, a);
+            let p = mem(w).view(w, rank, addr, self.len * size, fetch);
             let r = f(p as *mut T, self.len);
             // The closure may have moved nothing (no spawn inside a
             // checkout); the worker is the same.
-            w.memory.unview(w, rank, addr, self.len * size, write);
-            w.memory.end(w, a);
+            mem(w).unview(w, rank, addr, self.len * size, write);
+            mem(w).end(w, a);
             return r;
         }
-        let pieces = self.pieces(w.ranks);
+        let pieces = self.pieces(w.ranks());
         let actives: Vec<Active> = pieces
             .iter()
             .map(|&(rank, addr, _, n)| Active {
@@ -288,39 +289,39 @@ impl<T: Pod> GlobalSlice<T> {
             })
             .collect();
         for &a in &actives {
-            w.memory.begin(w, a);
+            mem(w).begin(w, a);
         }
         let result = if let [(rank, addr, _, n)] = pieces[..] {
-            let p = w.memory.view(w, rank, addr, n * size, fetch);
+            let p = mem(w).view(w, rank, addr, n * size, fetch);
             let r = f(p as *mut T, n);
             // The closure may have moved nothing (no spawn inside a
             // checkout); the worker is the same.
-            w.memory.unview(w, rank, addr, n * size, write);
+            mem(w).unview(w, rank, addr, n * size, write);
             r
         } else {
             // Parts on several ranks: a contiguous copy here.
             let mut buf: Vec<T> = vec![T::zeroed(); self.len];
             for &(rank, addr, at, n) in &pieces {
                 if fetch {
-                    let p = w.memory.view(w, rank, addr, n * size, true);
+                    let p = mem(w).view(w, rank, addr, n * size, true);
                     // SAFETY: `p` holds n elements of the part; buf has room.
                     unsafe { std::ptr::copy_nonoverlapping(p as *const T, buf.as_mut_ptr().add(at), n) };
-                    w.memory.unview(w, rank, addr, n * size, false);
+                    mem(w).unview(w, rank, addr, n * size, false);
                 }
             }
             let r = f(buf.as_mut_ptr(), self.len);
             if write {
                 for &(rank, addr, at, n) in &pieces {
-                    let p = w.memory.view(w, rank, addr, n * size, false);
+                    let p = mem(w).view(w, rank, addr, n * size, false);
                     // SAFETY: as above, the other way.
                     unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr().add(at), p as *mut T, n) };
-                    w.memory.unview(w, rank, addr, n * size, true);
+                    mem(w).unview(w, rank, addr, n * size, true);
                 }
             }
             r
         };
         for &a in &actives {
-            w.memory.end(w, a);
+            mem(w).end(w, a);
         }
         result
     }
@@ -381,8 +382,8 @@ impl<T: Pod> GlobalSlice<T> {
     /// (Linux < 5.14) ignores it.
     pub fn prefault(&self) {
         const PAGE: usize = 4096;
-        let w = worker_for_thread("GlobalSlice::prefault");
-        for (rank, addr, _, n) in self.pieces(w.ranks) {
+        let w = Here::for_thread("GlobalSlice::prefault");
+        for (rank, addr, _, n) in self.pieces(w.ranks()) {
             let Some(p) = Memory::mapped(w, rank, addr) else {
                 continue;
             };
@@ -405,7 +406,7 @@ impl<T: Pod> GlobalSlice<T> {
     /// element per probe (about log2(len) of them), so a search never
     /// moves the whole slice.
     pub fn partition_point(&self, mut pred: impl FnMut(&T) -> bool) -> usize {
-        let w = worker_for_thread("GlobalSlice::partition_point");
+        let w = Here::for_thread("GlobalSlice::partition_point");
         let mapped = self
             .single_part()
             .is_some_and(|(rank, addr)| Memory::mapped(w, rank, addr).is_some());
@@ -434,22 +435,22 @@ impl<T: Pod> GlobalSlice<T> {
     /// Runs `f` on a pointer to element `i` (fetched unless `write`),
     /// after refusing an overlap with this thread's active checkouts.
     fn element_access<R>(&self, i: usize, write: bool, what: &'static str, f: impl FnOnce(*mut u8) -> R) -> R {
-        let w = worker_for_thread(what);
+        let w = Here::for_thread(what);
         let (rank, addr) = self.element(i);
         let size = std::mem::size_of::<T>();
-        w.memory.refuse_overlap(Active {
+        mem(w).refuse_overlap(Active {
             rank,
             lo: addr,
             hi: addr + size,
             write,
         });
-        let p = w.memory.view(w, rank, addr, size, !write);
+        let p = mem(w).view(w, rank, addr, size, !write);
         let r = f(p);
-        w.memory.unview(w, rank, addr, size, write);
+        mem(w).unview(w, rank, addr, size, write);
         if write {
             // Dirty cached bytes raise the mark, so the next release point
             // writes them back.
-            w.memory.update_mark(w);
+            mem(w).update_mark(w);
         }
         r
     }

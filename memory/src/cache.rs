@@ -17,7 +17,7 @@
 //! - A write checkout marks its bytes dirty (one bit per byte), and dirty
 //!   bytes — only those, so two ranks writing different parts of one block
 //!   do not overwrite each other — are written back at the next *release*
-//!   point (lazy release: see `crate::global`).
+//!   point (lazy release: see `crate`).
 //! - An *acquire* point writes back and then forgets every block.
 //!
 //! With `UAT_CACHE=off` nothing is kept: every checkout gets its range and
@@ -25,8 +25,9 @@
 
 use std::collections::HashMap;
 
-use crate::arena::remote;
-use crate::worker::Worker;
+use uni_threads::layer::{fatal, fmt_size, Count, Here};
+
+use crate::net;
 
 /// One cached block.
 struct Block {
@@ -41,7 +42,7 @@ struct Block {
 /// This process's cache of other ranks' global memory.
 pub(super) struct Cache {
     on: bool,
-    fault: crate::config::CacheFault,
+    fault: uni_threads::CacheFault,
     block: usize,
     capacity: usize,
     heap_lo: usize,
@@ -57,7 +58,7 @@ pub(super) struct Cache {
 impl Cache {
     pub(super) fn new(
         on: bool,
-        fault: crate::config::CacheFault,
+        fault: uni_threads::CacheFault,
         block: usize,
         size: usize,
         heap_lo: usize,
@@ -105,10 +106,10 @@ impl Cache {
                 )
             };
             if p == libc::MAP_FAILED {
-                crate::fatal::fatal(format_args!(
+                fatal(format_args!(
                     "cannot reserve {} of address space for the global-memory cache ({}): lower UAT_GLOBAL_HEAP \
                      or raise ulimit -v",
-                    crate::config::fmt_size(len),
+                    fmt_size(len),
                     std::io::Error::last_os_error()
                 ));
             }
@@ -127,20 +128,18 @@ impl Cache {
     /// writable here and returns its address in the mirror. `fetch`: its
     /// current contents are needed (false: the caller overwrites all of
     /// it). Blocks stay pinned until [`Cache::finish`].
-    pub(super) fn view(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
+    pub(super) fn view(&mut self, w: Here, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
         let at = self.mirror_addr(rank, addr);
-        let start = if w.trace.on() { crate::tsc::now() } else { 0 };
+        let start = if w.tracing() { w.now() } else { 0 };
         if !self.on {
             if fetch {
                 // SAFETY: `at` is `len` writable bytes of the mirror that no
                 // reference covers (no checkout of them is active: the
                 // checkout registry refused overlaps).
-                unsafe { w.gasnet.get_raw(at as *mut u8, rank, remote(w.gasnet, rank, addr), len) };
-                w.run.counters.update(|c| {
-                    c.cache_misses += 1;
-                    c.global_fetched_bytes += len as u64;
-                });
-                w.trace.since(uat_trace::Kind::Fetch, rank, start, len as u64);
+                unsafe { net(w).get_raw(at as *mut u8, rank, w.remote(rank, addr), len) };
+                w.count(Count::CacheMisses, 1);
+                w.count(Count::FetchedBytes, len as u64);
+                w.trace_since(uat_trace::Kind::Fetch, rank, start, len as u64);
             }
             return at as *mut u8;
         }
@@ -185,18 +184,16 @@ impl Cache {
                 let dst = self.mirror_addr(rank, lo);
                 // SAFETY: mirror bytes of blocks just inserted, not yet
                 // handed out; complete at wait_nbi below.
-                unsafe { w.gasnet.get_nbi(dst as *mut u8, rank, remote(w.gasnet, rank, lo), n) };
+                unsafe { net(w).get_nbi(dst as *mut u8, rank, w.remote(rank, lo), n) };
                 bytes += n as u64;
             }
         }
-        w.gasnet.wait_nbi();
-        w.run.counters.update(|c| {
-            c.cache_hits += hits;
-            c.cache_misses += misses;
-            c.global_fetched_bytes += bytes;
-        });
+        net(w).wait_nbi();
+        w.count(Count::CacheHits, hits);
+        w.count(Count::CacheMisses, misses);
+        w.count(Count::FetchedBytes, bytes);
         if bytes != 0 {
-            w.trace.since(uat_trace::Kind::Fetch, rank, start, bytes);
+            w.trace_since(uat_trace::Kind::Fetch, rank, start, bytes);
         }
         at as *mut u8
     }
@@ -204,16 +201,16 @@ impl Cache {
     /// Ends a checkout of `[addr, addr + len)` on `rank` made with
     /// [`Cache::view`]: `wrote`, its bytes are dirty (written back at the
     /// next release point; at once with the cache off).
-    pub(super) fn finish(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, wrote: bool) {
+    pub(super) fn finish(&mut self, w: Here, rank: u32, addr: usize, len: usize, wrote: bool) {
         if !self.on {
             if wrote {
                 let at = self.mirror_addr(rank, addr);
                 // SAFETY: the checkout's bytes in the mirror; it has ended.
                 let bytes = unsafe { std::slice::from_raw_parts(at as *const u8, len) };
-                let start = if w.trace.on() { crate::tsc::now() } else { 0 };
-                w.gasnet.put(rank, remote(w.gasnet, rank, addr), bytes);
-                w.run.counters.update(|c| c.global_written_bytes += len as u64);
-                w.trace.since(uat_trace::Kind::WriteBack, rank, start, len as u64);
+                let start = if w.tracing() { w.now() } else { 0 };
+                net(w).put(rank, w.remote(rank, addr), bytes);
+                w.count(Count::WrittenBytes, len as u64);
+                w.trace_since(uat_trace::Kind::WriteBack, rank, start, len as u64);
             }
             return;
         }
@@ -243,11 +240,11 @@ impl Cache {
     /// a poll inside a checkout skips the pinned blocks, whose bytes a live
     /// `&mut [T]` may cover — reading them as a put's source would alias
     /// it — and leaves them dirty (the mark stays up) for the next release.
-    pub(super) fn release(&mut self, w: &Worker) {
-        if self.dirty == 0 || self.fault == crate::config::CacheFault::NoWriteBack {
+    pub(super) fn release(&mut self, w: Here) {
+        if self.dirty == 0 || self.fault == uni_threads::CacheFault::NoWriteBack {
             return;
         }
-        let start = if w.trace.on() { crate::tsc::now() } else { 0 };
+        let start = if w.tracing() { w.now() } else { 0 };
         let mut written = 0u64;
         // The home rank, for the trace (this rank's own when there are
         // several: one record per release point).
@@ -256,13 +253,13 @@ impl Cache {
             let n = self.write_back(w, key);
             written += n;
             if n != 0 {
-                home = Some(if home.is_none_or(|h| h == key.0) { key.0 } else { w.rank });
+                home = Some(if home.is_none_or(|h| h == key.0) { key.0 } else { w.rank() });
             }
         }
-        w.gasnet.wait_nbi();
-        w.run.counters.update(|c| c.global_written_bytes += written);
+        net(w).wait_nbi();
+        w.count(Count::WrittenBytes, written);
         if let Some(rank) = home {
-            w.trace.since(uat_trace::Kind::WriteBack, rank, start, written);
+            w.trace_since(uat_trace::Kind::WriteBack, rank, start, written);
         }
     }
 
@@ -277,7 +274,7 @@ impl Cache {
 
     /// Starts writing back `key`'s dirty runs (complete at `wait_nbi`);
     /// returns the bytes.
-    fn write_back(&mut self, w: &Worker, (rank, b): (u32, usize)) -> u64 {
+    fn write_back(&mut self, w: Here, (rank, b): (u32, usize)) -> u64 {
         let Some(bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
             return 0;
         };
@@ -290,9 +287,9 @@ impl Cache {
             // checkout (release skips pinned blocks), so no reference
             // covers them; unchanged until wait_nbi (nothing runs before).
             unsafe {
-                w.gasnet.put_nbi(
+                net(w).put_nbi(
                     rank,
-                    remote(w.gasnet, rank, blo + from),
+                    w.remote(rank, blo + from),
                     (src + from) as *const u8,
                     to - from,
                 )
@@ -304,9 +301,9 @@ impl Cache {
 
     /// Writes back, then forgets every block not in a checkout (an acquire
     /// point).
-    pub(super) fn acquire(&mut self, w: &Worker) {
+    pub(super) fn acquire(&mut self, w: Here) {
         self.release(w);
-        if self.fault == crate::config::CacheFault::NoInvalidate {
+        if self.fault == uni_threads::CacheFault::NoInvalidate {
             return;
         }
         for key in self.unpinned() {
@@ -322,7 +319,7 @@ impl Cache {
     /// for a new allocation (`zeroed`: its home was just zeroed) its cached
     /// bytes are zeroed too, so the checkout's neighbour reads 0, not the
     /// previous owner's bytes.
-    pub(super) fn drop_range(&mut self, w: &Worker, rank: u32, addr: usize, len: usize, zeroed: bool) {
+    pub(super) fn drop_range(&mut self, w: Here, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if len == 0 || self.blocks.is_empty() {
             return;
         }
@@ -335,8 +332,8 @@ impl Cache {
                 None => {}
             }
         }
-        w.gasnet.wait_nbi();
-        w.run.counters.update(|c| c.global_written_bytes += written);
+        net(w).wait_nbi();
+        w.count(Count::WrittenBytes, written);
         for b in first..=last {
             if self.blocks.get(&(rank, b)).is_some_and(|x| x.pins == 0) {
                 self.forget((rank, b));
@@ -384,7 +381,7 @@ impl Cache {
     }
 
     /// Evicts the least recently used unpinned block when the cache is full.
-    fn make_room(&mut self, w: &Worker) {
+    fn make_room(&mut self, w: Here) {
         if self.blocks.len() < self.capacity {
             return;
         }
@@ -395,16 +392,16 @@ impl Cache {
             .min_by_key(|(_, x)| x.used)
             .map(|(k, _)| *k);
         let Some(key) = victim else {
-            crate::fatal::fatal(format_args!(
+            fatal(format_args!(
                 "the global-memory cache is full of checked-out blocks ({} of UAT_CACHE_BLOCK={}): raise \
                  UAT_CACHE_SIZE or check out less at once",
                 self.capacity,
-                crate::config::fmt_size(self.block)
+                fmt_size(self.block)
             ))
         };
         let written = self.write_back(w, key);
-        w.gasnet.wait_nbi();
-        w.run.counters.update(|c| c.global_written_bytes += written);
+        net(w).wait_nbi();
+        w.count(Count::WrittenBytes, written);
         self.forget(key);
     }
 }

@@ -30,8 +30,9 @@ use std::sync::Mutex;
 use am_fad::AtomicOp;
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 
-use crate::arena::{remote, Layout};
-use crate::worker::Worker;
+use uni_threads::layer::{fatal, fmt_size, FuzzDraw, Here};
+
+use crate::{mem, net};
 
 /// Bytes of an allocation's header, and the alignment of every allocation.
 pub(crate) const HEADER: usize = 64;
@@ -58,12 +59,11 @@ pub(crate) struct Zones {
 }
 
 impl Zones {
-    pub(crate) fn new(layout: &Layout) -> Zones {
-        let lo = Layout::addr(layout.heap);
-        let half = (layout.heap_size / 2) & !(4095);
+    pub(crate) fn new(lo: usize, size: usize) -> Zones {
+        let half = (size / 2) & !(4095);
         Zones {
             local: (lo, lo + half),
-            symmetric: (lo + half, lo + layout.heap_size),
+            symmetric: (lo + half, lo + size),
         }
     }
 
@@ -183,69 +183,69 @@ impl LocalHeap {
 
 /// Writes a live block's header word (through global atomics: the header is
 /// an atomic word).
-fn mark_live(w: &Worker, rank: u32, data: usize) {
-    let header = remote(w.gasnet, rank, data - HEADER);
-    w.memory
+fn mark_live(w: Here, rank: u32, data: usize) {
+    let header = w.remote(rank, data - HEADER);
+    mem(w)
         .atomics
         .apply(rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
 }
 
 /// Clears a block's header word if it is live; false if it was not (freed
 /// already, or never allocated).
-fn mark_free(w: &Worker, rank: u32, data: usize) -> bool {
-    let header = remote(w.gasnet, rank, data - HEADER);
+fn mark_free(w: Here, rank: u32, data: usize) -> bool {
+    let header = w.remote(rank, data - HEADER);
     let live = LIVE_TAG ^ data as u64;
-    w.memory.atomics.apply(rank, header, AtomicOp::CompareSwap, live, 0) == live
+    mem(w).atomics.apply(rank, header, AtomicOp::CompareSwap, live, 0) == live
 }
 
 /// Allocates `bytes` in the calling rank's local zone; returns the data's
 /// arena address. Ends the job with a message when the zone is full.
-pub(crate) fn alloc_local(w: &Worker, bytes: usize) -> usize {
-    let heap = &w.memory.heap;
+pub(crate) fn alloc_local(w: Here, bytes: usize) -> usize {
+    let heap = &mem(w).heap;
     let Some(data) = heap.alloc(bytes) else {
-        crate::fatal::fatal(format_args!(
+        fatal(format_args!(
             "the global heap of rank {} is full: {} requested, {} free in its local zone (half of \
              UAT_GLOBAL_HEAP={}); raise UAT_GLOBAL_HEAP or free global memory",
-            w.rank,
-            crate::config::fmt_size(bytes),
-            crate::config::fmt_size(heap.free_bytes()),
-            crate::config::fmt_size(w.config.global_heap),
+            w.rank(),
+            fmt_size(bytes),
+            fmt_size(heap.free_bytes()),
+            fmt_size(w.config().get_global_heap()),
         ))
     };
-    mark_live(w, w.rank, data);
+    mark_live(w, w.rank(), data);
     data
 }
 
 /// Allocates `bytes` at the same offset on every rank (the symmetric zone);
 /// returns the data's arena address.
-pub(crate) fn alloc_symmetric(w: &Worker, bytes: usize) -> usize {
-    let zones = w.memory.heap.zones();
-    let control = remote(w.gasnet, 0, zones.symmetric_control());
+pub(crate) fn alloc_symmetric(w: Here, bytes: usize) -> usize {
+    let zones = mem(w).heap.zones();
+    let control = w.remote(0, zones.symmetric_control());
     let capacity = (zones.symmetric.1 - zones.symmetric_data()) as u64;
     let need = granules(bytes)
         .and_then(|b| b.checked_add(HEADER))
         .unwrap_or(usize::MAX) as u64;
-    let mut old = w.memory.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+    let mut old = mem(w).atomics.apply(0, control, AtomicOp::Load, 0, 0);
     let offset = loop {
         let (live, offset) = (old >> LIVE_SHIFT, old & OFFSET_MASK);
         if need > capacity - offset {
-            crate::fatal::fatal(format_args!(
+            fatal(format_args!(
                 "the global heap's symmetric zone is full: {} requested on every rank, {} left (half of \
                  UAT_GLOBAL_HEAP={}, reclaimed when every distributed allocation is freed); raise UAT_GLOBAL_HEAP \
                  or free global memory",
-                crate::config::fmt_size(bytes),
-                crate::config::fmt_size((capacity - offset) as usize),
-                crate::config::fmt_size(w.config.global_heap),
+                fmt_size(bytes),
+                fmt_size((capacity - offset) as usize),
+                fmt_size(w.config().get_global_heap()),
             ));
         }
         if live + 1 >= 1 << (64 - LIVE_SHIFT) {
-            crate::fatal::fatal(format_args!(
+            fatal(format_args!(
                 "more than {} distributed global allocations are live at once",
                 (1u64 << (64 - LIVE_SHIFT)) - 2
             ));
         }
         let new = ((live + 1) << LIVE_SHIFT) | (offset + need);
-        let seen = w.memory.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+        let seen = mem(w).atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
         if seen == old {
             break offset;
         }
@@ -259,17 +259,17 @@ pub(crate) fn alloc_symmetric(w: &Worker, bytes: usize) -> usize {
 /// Frees the block whose data starts at `data`: a local-zone block of
 /// `rank`, or (`symmetric`) a symmetric allocation. Ends the job with a
 /// message when it is not a live block.
-pub(crate) fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
+pub(crate) fn free(w: Here, rank: u32, data: usize, symmetric: bool) {
     let header_rank = if symmetric { 0 } else { rank };
     if !mark_free(w, header_rank, data) {
-        crate::fatal::fatal(format_args!(
+        fatal(format_args!(
             "a global slice at {data:#x} (rank {rank}) was freed twice, or is not an allocation: free only what \
              alloc returned, once"
         ));
     }
     if symmetric {
-        let control = remote(w.gasnet, 0, w.memory.heap.zones().symmetric_control());
-        let mut old = w.memory.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+        let control = w.remote(0, mem(w).heap.zones().symmetric_control());
+        let mut old = mem(w).atomics.apply(0, control, AtomicOp::Load, 0, 0);
         loop {
             let live = (old >> LIVE_SHIFT) - 1;
             let new = if live == 0 {
@@ -277,33 +277,33 @@ pub(crate) fn free(w: &Worker, rank: u32, data: usize, symmetric: bool) {
             } else {
                 (live << LIVE_SHIFT) | (old & OFFSET_MASK)
             };
-            let seen = w.memory.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+            let seen = mem(w).atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
             if seen == old {
                 return;
             }
             old = seen;
         }
-    } else if rank == w.rank {
-        if let Err(why) = w.memory.heap.release(data) {
-            crate::fatal::fatal(format_args!("freeing global memory at {data:#x}: {why}"));
+    } else if rank == w.rank() {
+        if let Err(why) = mem(w).heap.release(data) {
+            fatal(format_args!("freeing global memory at {data:#x}: {why}"));
         }
     } else {
         let [lo, hi] = split_u64(data as u64);
-        w.gasnet.request(rank, GLOBAL_FREE, &[lo, hi]);
-        crate::lifeline::serve(w.gasnet, rank);
+        net(w).request(rank, GLOBAL_FREE, &[lo, hi]);
+        w.serve(rank);
     }
 }
 
 /// Test support (the fuzzer): whether `data` is the data address of a live
 /// block of `rank`'s local zone (its header word says so; the zone's end
 /// included: an empty allocation in its last header).
-pub(crate) fn is_live(w: &Worker, rank: u32, data: usize) -> bool {
-    let (lo, hi) = w.memory.heap.zones().local;
+pub(crate) fn is_live(w: Here, rank: u32, data: usize) -> bool {
+    let (lo, hi) = mem(w).heap.zones().local;
     if data < lo + HEADER || data > hi || !data.is_multiple_of(8) {
         return false;
     }
-    let header = remote(w.gasnet, rank, data - HEADER);
-    w.memory.atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+    let header = w.remote(rank, data - HEADER);
+    mem(w).atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
 }
 
 extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
@@ -369,5 +369,25 @@ mod tests {
         h.release(all_but_one_header).unwrap();
         assert_eq!(h.release(hi + HEADER), Err("not a block of this rank's global heap"));
         assert_eq!(h.free_bytes(), hi - lo);
+    }
+}
+
+/// The handler fuzz's GLOBAL_FREE(data address) requests: around the
+/// target's local zone and into its symmetric zone. A live block's exact
+/// address becomes one inside its header (the message would free it for
+/// real: freeing is allowed from any rank).
+pub(crate) fn fuzz(w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut dyn FnMut(u8, &[u32])) {
+    let zones = mem(w).heap.zones();
+    for _ in 0..count {
+        let mut data = if draw.next().is_multiple_of(4) {
+            draw.near(zones.symmetric.0, zones.symmetric.1, HEADER)
+        } else {
+            draw.near(zones.local.0, zones.local.1, HEADER)
+        };
+        if is_live(w, target, data) {
+            data -= 8;
+        }
+        let [lo, hi] = split_u64(data as u64);
+        request(GLOBAL_FREE, &[lo, hi]);
     }
 }

@@ -1,0 +1,40 @@
+//! [`Runtime`]: the scheduler's runtime with global memory attached.
+
+use std::ops::Deref;
+
+use crate::gasnet::Gasnet;
+use crate::{Config, StartError};
+
+/// The runtime of one process: the scheduler ([`uni_threads::Runtime`],
+/// whose methods it has) started with global memory ([`crate::global`]) as
+/// the layer above it. Neither `Send` nor `Sync`.
+pub struct Runtime(uni_threads::Runtime);
+
+impl Runtime {
+    /// Starts the runtime with global memory: [`uni_threads::Runtime::start`]
+    /// (its documentation says what starts and the contract below in full),
+    /// with [`crate::global`] called at the scheduler's release and acquire
+    /// points. Collective: every rank calls it once, after GASNet's init,
+    /// with the same config.
+    ///
+    /// # Safety
+    ///
+    /// [`uni_threads::Runtime::start`]'s contract: no task keeps a pointer
+    /// into process-local memory live across a `spawn`, `join` or
+    /// `poll_point`; no two tasks that may run at the same time check out
+    /// overlapping global memory when one of them writes, or free memory the
+    /// other may have checked out; `gasnet` is not used for RMA on the
+    /// runtime's segments.
+    pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
+        // SAFETY: the caller's contract, which is start_with_layer's.
+        unsafe { uni_threads::Runtime::start_with_layer(gasnet, config, &crate::global::LAYER) }.map(Runtime)
+    }
+}
+
+impl Deref for Runtime {
+    type Target = uni_threads::Runtime;
+
+    fn deref(&self) -> &uni_threads::Runtime {
+        &self.0
+    }
+}
