@@ -16,68 +16,15 @@
 //! Every operation is sequentially consistent with respect to the others on
 //! the same word and has acquire-release ordering for the caller.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 
 #[cfg(feature = "fad-native")]
 use gasnet_sys::atomic::{AtomicDomain, Ops, Order};
 use gasnet_sys::Gasnet;
 
-/// An operation on a global atomic word. Min and max compare unsigned.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AtomicOp {
-    /// Adds `a` (wrapping).
-    FetchAdd,
-    /// `a`: the expected value, `b`: the new one.
-    CompareSwap,
-    /// Keeps the smaller of the word and `a`.
-    FetchMin,
-    /// Keeps the larger of the word and `a`.
-    FetchMax,
-    /// Reads the word.
-    Load,
-    /// Returns the old value (a swap).
-    Store,
-}
+pub use crate::op::AtomicOp;
 
-impl AtomicOp {
-    const ALL: [AtomicOp; 6] = [
-        AtomicOp::FetchAdd,
-        AtomicOp::CompareSwap,
-        AtomicOp::FetchMin,
-        AtomicOp::FetchMax,
-        AtomicOp::Load,
-        AtomicOp::Store,
-    ];
-
-    /// Its code in a GLOBAL_ATOMIC message.
-    pub fn code(self) -> u32 {
-        self as u32
-    }
-
-    /// The operation a message names, if any.
-    pub fn from_code(code: u32) -> Option<AtomicOp> {
-        Self::ALL.get(code as usize).copied()
-    }
-
-    /// Applies the operation to a word every accessor reaches with CPU
-    /// atomics; returns the old value.
-    pub fn apply(self, word: &AtomicU64, a: u64, b: u64) -> u64 {
-        use Ordering::{AcqRel, Acquire};
-        match self {
-            AtomicOp::FetchAdd => word.fetch_add(a, AcqRel),
-            AtomicOp::CompareSwap => match word.compare_exchange(a, b, AcqRel, Acquire) {
-                Ok(v) | Err(v) => v,
-            },
-            AtomicOp::FetchMin => word.fetch_min(a, AcqRel),
-            AtomicOp::FetchMax => word.fetch_max(a, AcqRel),
-            AtomicOp::Load => word.load(Acquire),
-            AtomicOp::Store => word.swap(a, AcqRel),
-        }
-    }
-}
-
-/// The global-word atomics of this build's mode. Create it collectively
-/// (every rank, once, before the segment is attached), then [`init`].
+/// The global-word atomics of this build's mode. Create it on every rank,
+/// once, then [`init`] (collective).
 ///
 /// [`init`]: GlobalAtomics::init
 pub struct GlobalAtomics {
@@ -87,8 +34,8 @@ pub struct GlobalAtomics {
 }
 
 impl GlobalAtomics {
-    /// Collective, before the segment is attached (the AM modes' handler is
-    /// registered with the deque's: [`crate::DequeAtomics::new`]).
+    /// A handle; nothing is set up yet (the AM modes' handler is registered
+    /// with the deque's: [`crate::DequeAtomics::new`]).
     pub fn new(gasnet: Gasnet) -> GlobalAtomics {
         GlobalAtomics {
             gasnet,
@@ -164,7 +111,7 @@ impl GlobalAtomics {
                 // SAFETY: an aligned word of `rank`'s segment, mapped here
                 // (checked above); in the AM modes every access to a global
                 // atomic word is a CPU atomic (module docs).
-                let word = unsafe { &*((local + (addr - seg.base)) as *const AtomicU64) };
+                let word = unsafe { &*((local + (addr - seg.base)) as *const std::sync::atomic::AtomicU64) };
                 return op.apply(word, a, b);
             }
             crate::service::global_atomic(self.gasnet, rank, addr, op, a, b).unwrap_or_else(|| {
@@ -173,26 +120,5 @@ impl GlobalAtomics {
                 ))
             })
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn operations_round_trip_through_their_codes_and_apply() {
-        for op in AtomicOp::ALL {
-            assert_eq!(AtomicOp::from_code(op.code()), Some(op));
-        }
-        assert_eq!(AtomicOp::from_code(6), None);
-        let w = AtomicU64::new(10);
-        assert_eq!(AtomicOp::FetchAdd.apply(&w, 5, 0), 10);
-        assert_eq!(AtomicOp::FetchMin.apply(&w, 3, 0), 15);
-        assert_eq!(AtomicOp::FetchMax.apply(&w, 2, 0), 3);
-        assert_eq!(AtomicOp::CompareSwap.apply(&w, 3, 9,), 3);
-        assert_eq!(AtomicOp::CompareSwap.apply(&w, 3, 1), 9);
-        assert_eq!(AtomicOp::Store.apply(&w, 7, 0), 9);
-        assert_eq!(AtomicOp::Load.apply(&w, 0, 0), 7);
     }
 }

@@ -40,6 +40,7 @@ pub const MODE: Mode = Mode::Native;
 
 pub mod attention;
 pub mod global;
+mod op;
 pub mod poller;
 pub mod refusals;
 #[cfg(not(feature = "fad-native"))]

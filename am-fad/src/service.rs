@@ -278,7 +278,7 @@ extern "C" fn on_global_request(
 ) {
     let addr = join_u64(addr_lo, addr_hi) as usize;
     let (lo, hi) = (GLOBAL_LO.load(Ordering::Acquire), GLOBAL_HI.load(Ordering::Acquire));
-    let op = crate::global::AtomicOp::from_code(op);
+    let op = crate::op::AtomicOp::from_code(op);
     let [old_lo, old_hi, flags] = match op {
         Some(op) if addr.is_multiple_of(8) && addr >= lo && addr < hi && hi - addr >= 8 => {
             let local = GLOBAL_LOCAL.load(Ordering::Relaxed) + (addr - lo);
@@ -312,7 +312,7 @@ pub fn global_atomic(
     gasnet: Gasnet,
     rank: u32,
     addr: usize,
-    op: crate::global::AtomicOp,
+    op: crate::op::AtomicOp,
     a: u64,
     b: u64,
 ) -> Option<u64> {
@@ -371,7 +371,7 @@ pub fn send_malformed_request(gasnet: Gasnet, rank: u32, index: u32, seq: u32) {
 ///   is answered by the fuzz.
 #[doc(hidden)]
 pub fn fuzz(gasnet: Gasnet, rank: u32, count: u32, next: &mut dyn FnMut() -> u64) -> u64 {
-    use crate::global::AtomicOp;
+    use crate::op::AtomicOp;
     // The ranges are this rank's segment addresses: the target's are at the
     // same offsets in its segment (every rank's arena has the same layout).
     let (own, theirs) = (gasnet.segment(gasnet.rank()).base, gasnet.segment(rank).base);
