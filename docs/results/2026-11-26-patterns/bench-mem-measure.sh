@@ -15,7 +15,7 @@ run() { # label env... -- launcher args -- bench args
 }
 for i in $(seq "$REPS"); do
   for n in 1 2; do
-    run "smp heat n=$n" scripts/run.sh --no-build --conduit smp -n $n -- heat
+    run "smp heat n=$n" scripts/run.sh --no-build --conduit smp -n $n -- heat --iters 100
     run "smp uts-mem n=$n" scripts/run.sh --no-build --conduit smp -n $n -- uts-mem
   done
   for c in on off; do
