@@ -600,3 +600,21 @@ fn round(x: f64, digits: i32) -> f64 {
     let f = 10f64.powi(digits);
     (x * f).round() / f
 }
+
+/// The global-memory fields of the JSON line of the benchmarks over global
+/// memory (uts-mem, heat), from a run's [`Stats`]: `fetched_bytes`,
+/// `written_bytes` (to and from other processes' segments: over the
+/// network, where the software cache serves them), `cache_hits`,
+/// `cache_misses` and `hit_rate` (hits over hits and misses; null where no
+/// checkout went through the cache: every rank's memory is mapped).
+pub fn memory_fields(s: &Stats) -> Map<String, Value> {
+    let looks = s.cache_hits + s.cache_misses;
+    let mut m = Map::new();
+    m.insert("fetched_bytes".into(), json!(s.global_fetched_bytes));
+    m.insert("written_bytes".into(), json!(s.global_written_bytes));
+    m.insert("cache_hits".into(), json!(s.cache_hits));
+    m.insert("cache_misses".into(), json!(s.cache_misses));
+    let rate = (looks > 0).then(|| round(s.cache_hits as f64 / looks as f64, 4));
+    m.insert("hit_rate".into(), json!(rate));
+    m
+}

@@ -177,6 +177,42 @@ impl<T: Pod> GlobalSlice<T> {
         heap::free(w, rank, self.base, symmetric);
     }
 
+    /// This slice as two words of plain data, to keep in global memory
+    /// (e.g. a tree's links to its children, each node its own
+    /// allocation): only a whole allocation on one rank (what
+    /// [`alloc`](Self::alloc) or [`alloc_on`](Self::alloc_on) returned)
+    /// has this form; anything else panics. [`from_raw`](Self::from_raw)
+    /// makes the slice again, on any rank.
+    pub fn to_raw(&self) -> [u64; 2] {
+        assert!(
+            self.place & BLOCK_FLAG == 0 && self.start == 0 && self.len == self.total,
+            "GlobalSlice::to_raw: only a whole allocation on one rank (alloc, alloc_on) has a raw form"
+        );
+        // Arena addresses are user-space addresses (below 2^47); ranks are
+        // GASNet ranks of one job (checked: below 2^16).
+        assert!((self.base as u64) < 1 << 48 && self.place < 1 << 16, "GlobalSlice::to_raw: rank or address too large");
+        [self.base as u64 | (self.place << 48), self.len as u64]
+    }
+
+    /// The slice whose [`to_raw`](Self::to_raw) gave `raw`.
+    ///
+    /// # Safety
+    ///
+    /// `raw` is the raw form of a `GlobalSlice<T>` of this same `T`, and
+    /// its allocation is live (not freed) while the slice is used: a
+    /// made-up or stale `raw` names memory the slice does not own.
+    pub unsafe fn from_raw(raw: [u64; 2]) -> GlobalSlice<T> {
+        let len = raw[1] as usize;
+        GlobalSlice {
+            base: (raw[0] & ((1 << 48) - 1)) as usize,
+            place: raw[0] >> 48,
+            start: 0,
+            len,
+            total: len,
+            _t: PhantomData,
+        }
+    }
+
     /// Elements in this slice.
     pub fn len(&self) -> usize {
         self.len
