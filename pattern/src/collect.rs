@@ -226,9 +226,13 @@ impl<T: Pod> GlobalVec<T> {
         for (k, part) in table.chunks(max).enumerate() {
             t.slice(k * max..k * max + part.len()).copy_from_slice(part);
         }
+        // Process-local memory must not live across the spawns below (the
+        // task may continue on another rank).
+        let entries = table.len();
+        drop(table);
         let size = std::mem::size_of::<T>();
         let step = policy.chunk_items(2 * size);
-        par_blocks(policy.with_grain(1), table.len(), move |k, _, _| {
+        par_blocks(policy.with_grain(1), entries, move |k, _, _| {
             let e = t.get(k);
             // SAFETY: the table holds chunk handles made by encode.
             let data = unsafe { decode::<T>([e[0], e[1], e[2], e[3], e[4]]) };
