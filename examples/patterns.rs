@@ -184,10 +184,10 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     let m = pattern::reduce_with(p, b, MinMax::new());
     let want = (n > 0).then(|| ((0..n).map(vb).min().unwrap(), (0..n).map(vb).max().unwrap()));
     f.check("minmax_reducer", m == want, n, &p);
-    let k = pattern::reduce_with(p, b, Count::new(|y: u32| y % 3 == 0));
+    let k = pattern::reduce_with(p, b, Count::new(|y: u32| y.is_multiple_of(3)));
     let k2 = pattern::map_reduce_with(p, a, |x| x % 2 == 0, Count::of_true());
-    let ok = k == (0..n).filter(|&i| vb(i) % 3 == 0).count() as u64
-        && k2 == (0..n).filter(|&i| va(i) % 2 == 0).count() as u64;
+    let ok = k == (0..n).filter(|&i| vb(i).is_multiple_of(3)).count() as u64
+        && k2 == (0..n).filter(|&i| va(i).is_multiple_of(2)).count() as u64;
     f.check("count", ok, n, &p);
     let h = pattern::map_reduce_with(p, b, |y| (y % 4) as usize, Histogram::<4>::new());
     let mut want = [0u64; 4];
@@ -202,7 +202,7 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     f.check("op", x == (0..n).fold(0, |s, i| s ^ va(i)), n, &p);
 
     // Collect, filter, filter_map, GlobalVec.
-    let v = pattern::reduce_with(p, b, Collect::new(|y: u32| (y % 7 == 0).then_some(y as u64 * 3)));
+    let v = pattern::reduce_with(p, b, Collect::new(|y: u32| y.is_multiple_of(7).then_some(y as u64 * 3)));
     let len = v.len();
     let got = v.into_slice_with(p);
     let want: Vec<u64> = (0..n).map(vb).filter(|y| y % 7 == 0).map(|y| y as u64 * 3).collect();
