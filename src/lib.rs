@@ -45,3 +45,8 @@ pub use runtime::Runtime;
 
 /// The conduit this build was made for.
 pub const CONDUIT: gasnet::Conduit = gasnet::CONDUIT;
+
+/// Parallel patterns over global memory (`for_each`, `reduce`, `scan`,
+/// `sort_unstable`, searches, `filter`, `GlobalVec`): the `uat-pattern`
+/// crate.
+pub use uat_pattern as pattern;

@@ -2,7 +2,12 @@
 //! distributed global array, sorted with Cilk's structure — split in four,
 //! sort the quarters in parallel, merge pairs in parallel into a temporary
 //! array and merge back, each merge parallel by binary search — with leaf
-//! sorts and serial merges below the cut-offs. Verified every run: the
+//! sorts and serial merges below the cut-offs. By default the sort is the
+//! library's (`uat::pattern::sort_unstable_in`, grain = the sort cut-off,
+//! the merge cut-off being the same); `--hand-written` runs this file's own
+//! copy of the same structure on the library's kernels
+//! (`uat::pattern::sort::kernels`), with its own merge cut-off, as the
+//! reference the library is measured against. Verified every run: the
 //! output is sorted and has the input's count and checksum (computed from
 //! the generator on its own). Prints one JSON line; `time_s` covers the
 //! parallel generation, the sort and the parallel check. Memory is
@@ -22,12 +27,8 @@ use serde_json::{json, Map};
 use uat::global::GlobalSlice;
 use uat_bench::{Common, Harness, RayonArg};
 
-mod leaf;
-mod merge;
-#[cfg(target_arch = "x86_64")]
-mod network;
-use leaf::sort_leaf;
-use merge::merge_serial;
+use uat::pattern::sort::kernels::{merge_u64 as merge_serial, sort_u64 as sort_leaf};
+use uat::pattern::Policy;
 
 /// Sorts N pseudo-random u64 in global memory (cilksort).
 #[derive(Parser, Debug)]
@@ -42,9 +43,15 @@ struct Options {
     /// Below this many keys a part is sorted serially (Cilk's QUICKSIZE).
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u64).range(4..=2048))]
     sort_cutoff: u64,
-    /// Below this many keys a merge is serial (Cilk's MERGESIZE).
+    /// Below this many keys a merge is serial (Cilk's MERGESIZE;
+    /// `--hand-written` only: the library's merge cut-off is its grain,
+    /// the sort cut-off).
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u64).range(2..=2048))]
     merge_cutoff: u64,
+    /// Sort with this file's hand-written cilksort instead of the
+    /// library's `sort_unstable_in` (the same structure and kernels).
+    #[arg(long)]
+    hand_written: bool,
     /// Time `slice::sort_unstable` of the same keys instead (generated,
     /// sorted and checked serially on rank 0, in a `Vec`): the baseline.
     #[arg(long)]
@@ -59,6 +66,8 @@ struct Options {
 struct Cut {
     sort: usize,
     merge: usize,
+    /// The hand-written cilksort, not the library's.
+    hand_written: bool,
 }
 
 fn key(seed: u64, i: u64) -> u64 {
@@ -216,7 +225,13 @@ fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: Cut) -> Sorted {
     let Arrays { keys, tmp } = arrays;
     generate::<SEQ>(keys, 0, seed);
     let start = Instant::now();
-    cilksort::<SEQ>(keys, tmp, cut);
+    if cut.hand_written {
+        cilksort::<SEQ>(keys, tmp, cut);
+    } else {
+        let policy = Policy::default().with_grain(cut.sort);
+        let policy = if SEQ { policy.sequential() } else { policy };
+        uat::pattern::sort_unstable_in(policy, keys, tmp);
+    }
     let sort_s = start.elapsed().as_secs_f64();
     let (sorted, count, sum, _, _) = check::<SEQ>(keys);
     // Freed inside the measured run: its stats are the ones reported.
@@ -287,6 +302,7 @@ fn main() {
     let cut = Cut {
         sort: o.sort_cutoff as usize,
         merge: o.merge_cutoff as usize,
+        hand_written: o.hand_written,
     };
     // SAFETY: the benchmark's tasks keep only plain values (tree nodes,
     // board masks, depths, global-memory handles) across spawn and join,
@@ -344,6 +360,8 @@ fn main() {
         "sort_unstable"
     } else if o.rayon.rayon.is_some() {
         "par_sort_unstable"
+    } else if o.hand_written {
+        "cilksort-hand-written"
     } else {
         "cilksort"
     };

@@ -3,7 +3,7 @@
 //! caches the detection: one load):
 //!
 //! - **AVX-512** (x86-64 with AVX-512F, detected at run time): a bitonic
-//!   merge network on eight keys per register ([`crate::network`]). One
+//!   merge network on eight keys per register ([`super::network`]). One
 //!   chain of it is bound by the network's latency (about 30 cycles per 8
 //!   keys here), so several run in one loop: one from each end of the
 //!   output (no search needed where they meet), and from 512 keys on, the
@@ -161,7 +161,7 @@ mod avx512 {
     use std::arch::x86_64::*;
 
     use super::split;
-    use crate::network::{lanes, load_padded, merge_registers};
+    use super::super::network::{lanes, load_padded, merge_registers};
 
     /// The upper `n` lanes (at most 8).
     #[inline(always)]
@@ -437,7 +437,7 @@ mod tests {
     fn both_kernels_merge_every_shape() {
         let mut seed = 1u64;
         let mut next = |m: u64| {
-            seed = uat_bench::splitmix(seed, 7);
+            seed = crate::sort::tests_support::splitmix(seed, 7);
             seed % m
         };
         for round in 0..4000 {
@@ -473,9 +473,9 @@ mod tests {
     #[test]
     fn long_and_lopsided_merges() {
         for (lx, ly, seed) in [(5000, 5000, 1), (20000, 17, 2), (9, 30000, 3), (4096, 4095, 4)] {
-            let mut x: Vec<u64> = (0..lx).map(|i| uat_bench::splitmix(seed, i)).collect();
+            let mut x: Vec<u64> = (0..lx).map(|i| crate::sort::tests_support::splitmix(seed, i)).collect();
             let mut y: Vec<u64> = (0..ly)
-                .map(|i| uat_bench::splitmix(seed + 10, i) >> (seed * 8))
+                .map(|i| crate::sort::tests_support::splitmix(seed + 10, i) >> (seed * 8))
                 .collect();
             x.sort_unstable();
             y.sort_unstable();

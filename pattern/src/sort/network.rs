@@ -1,6 +1,6 @@
 //! Sorting networks on AVX-512 registers (`__m512i`, eight u64 keys each),
 //! and the padded block load: the pieces cilksort's merge
-//! ([`crate::merge`]) and leaf sort ([`crate::leaf`]) are built from. A run of `8 × N` keys lives in `N`
+//! ([`super::merge`]) and leaf sort ([`super::leaf`]) are built from. A run of `8 × N` keys lives in `N`
 //! registers, in register order and then lane order.
 //!
 //! Every function here is `#[inline(always)]` and needs AVX-512F: callers

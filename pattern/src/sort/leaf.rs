@@ -3,8 +3,8 @@
 //!
 //! - **AVX-512** (x86-64 with AVX-512F, detected at run time; parts of 64
 //!   keys or more): each block of 64 keys is sorted in eight registers
-//!   ([`crate::network::sort64`]; the last block padded with `u64::MAX`),
-//!   then the runs are merged pairwise ([`crate::merge::merge_serial`]),
+//!   ([`super::network::sort64`]; the last block padded with `u64::MAX`),
+//!   then the runs are merged pairwise ([`super::merge::merge_serial`]),
 //!   between the part and a scratch buffer of this thread's, until one
 //!   run is left. (Not cilksort's temporary array: beyond shared memory a
 //!   write checkout of it would send the scratch's bytes home.)
@@ -17,7 +17,7 @@
 
 use std::cell::RefCell;
 
-use crate::merge::merge_serial;
+use super::merge::merge_serial;
 
 thread_local! {
     /// The merge passes' scratch (grown to the longest part seen). Used
@@ -75,7 +75,7 @@ fn merge_pass(src: &[u64], dst: &mut [u64], run: usize) {
 mod avx512 {
     use std::arch::x86_64::*;
 
-    use crate::network::{lanes, load_padded, sort64};
+    use super::super::network::{lanes, load_padded, sort64};
 
     /// Sorts each block of 64 keys of `x` (the last one may be shorter).
     ///
@@ -110,7 +110,7 @@ mod tests {
     fn sorts_every_length() {
         let mut seed = 5u64;
         let mut next = |m: u64| {
-            seed = uat_bench::splitmix(seed, 3);
+            seed = crate::sort::tests_support::splitmix(seed, 3);
             seed % m
         };
         let mut lengths: Vec<usize> = (0..200).collect();

@@ -1,0 +1,178 @@
+//! Element-wise patterns: [`for_each`], [`for_each_mut`], the chunk forms
+//! [`for_each_chunk`] / [`for_each_chunk_mut`], and [`fill`], [`copy`],
+//! [`transform`].
+//!
+//! Each splits the range into leaves of the policy's grain
+//! ([`crate::policy`]) and walks a leaf in checkouts of at most the
+//! policy's checkout bytes (all slices together), never across a rank
+//! boundary. The closure runs inside a checkout: it must not spawn or join
+//! (the runtime ends the job if it does).
+
+use crate::policy::{chunks, par_blocks, Policy};
+use crate::source::{slice_part_end, Source, Target};
+use crate::{GlobalSlice, Pod};
+
+/// Calls `f` on every item of `src` (one slice or a zip of two or three),
+/// in parallel: `for_each((a, b), |(x, y)| ..)`.
+pub fn for_each<S, F>(src: S, f: F)
+where
+    S: Source,
+    F: Fn(S::Item) + Copy + Send + 'static,
+{
+    for_each_with(Policy::default(), src, f)
+}
+
+/// [`for_each`] under `policy`.
+pub fn for_each_with<S, F>(policy: Policy, src: S, f: F)
+where
+    S: Source,
+    F: Fn(S::Item) + Copy + Send + 'static,
+{
+    for_each_chunk_with(policy, src, move |_, c| S::items(c, f))
+}
+
+/// Calls `f(start, chunk)` on consecutive checked-out chunks covering
+/// `src` (`start`: the index of the chunk's first item), in parallel. A
+/// chunk holds at most the policy's checkout bytes and never more than one
+/// leaf (grain) of items.
+pub fn for_each_chunk<S, F>(src: S, f: F)
+where
+    S: Source,
+    F: for<'a> Fn(usize, S::Chunk<'a>) + Copy + Send + 'static,
+{
+    for_each_chunk_with(Policy::default(), src, f)
+}
+
+/// [`for_each_chunk`] under `policy`.
+pub fn for_each_chunk_with<S, F>(policy: Policy, src: S, f: F)
+where
+    S: Source,
+    F: for<'a> Fn(usize, S::Chunk<'a>) + Copy + Send + 'static,
+{
+    let n = src.length("for_each");
+    let max = policy.chunk_items(S::item_bytes());
+    par_blocks(policy, n, move |_, lo, hi| {
+        chunks(lo, hi, max, |a, b| src.part_end(a, b), |a, b| src.sub(a, b).read(|c| f(a, c)))
+    })
+}
+
+/// Calls `f` on every item of `dst`, the first slice by `&mut` and any
+/// others zipped with it by value: `for_each_mut((a, b), |(x, y)| *x += y)`.
+pub fn for_each_mut<M, F>(dst: M, f: F)
+where
+    M: Target,
+    F: for<'a> Fn(M::ItemMut<'a>) + Copy + Send + 'static,
+{
+    for_each_mut_with(Policy::default(), dst, f)
+}
+
+/// [`for_each_mut`] under `policy`.
+pub fn for_each_mut_with<M, F>(policy: Policy, dst: M, f: F)
+where
+    M: Target,
+    F: for<'a> Fn(M::ItemMut<'a>) + Copy + Send + 'static,
+{
+    for_each_chunk_mut_with(policy, dst, move |_, c| M::items_mut(c, f))
+}
+
+/// Calls `f(start, chunk)` on consecutive chunks covering `dst`, the first
+/// slice checked out for updating, the others for reading.
+pub fn for_each_chunk_mut<M, F>(dst: M, f: F)
+where
+    M: Target,
+    F: for<'a> Fn(usize, M::ChunkMut<'a>) + Copy + Send + 'static,
+{
+    for_each_chunk_mut_with(Policy::default(), dst, f)
+}
+
+/// [`for_each_chunk_mut`] under `policy`.
+pub fn for_each_chunk_mut_with<M, F>(policy: Policy, dst: M, f: F)
+where
+    M: Target,
+    F: for<'a> Fn(usize, M::ChunkMut<'a>) + Copy + Send + 'static,
+{
+    let n = dst.length("for_each_mut");
+    let max = policy.chunk_items(M::item_bytes());
+    par_blocks(policy, n, move |_, lo, hi| {
+        chunks(lo, hi, max, |a, b| dst.part_end(a, b), |a, b| dst.sub(a, b).update(|c| f(a, c)))
+    })
+}
+
+/// Sets every element of `dst` to `value` (write checkouts: the old
+/// contents are never fetched).
+pub fn fill<T: Pod + Send>(dst: GlobalSlice<T>, value: T) {
+    fill_with(Policy::default(), dst, value)
+}
+
+/// [`fill`] under `policy`.
+pub fn fill_with<T: Pod + Send>(policy: Policy, dst: GlobalSlice<T>, value: T) {
+    let max = policy.chunk_items(std::mem::size_of::<T>());
+    par_blocks(policy, dst.len(), move |_, lo, hi| {
+        chunks(
+            lo,
+            hi,
+            max,
+            |a, b| slice_part_end(&dst, a, b),
+            |a, b| dst.slice(a..b).write(|d| d.fill(value)),
+        )
+    })
+}
+
+/// Copies `src` into `dst` (of the same length; they must not overlap).
+pub fn copy<T: Pod>(src: GlobalSlice<T>, dst: GlobalSlice<T>) {
+    copy_with(Policy::default(), src, dst)
+}
+
+/// [`copy`] under `policy`.
+pub fn copy_with<T: Pod>(policy: Policy, src: GlobalSlice<T>, dst: GlobalSlice<T>) {
+    transform_with(policy, src, dst, |x| x)
+}
+
+/// Writes `f(item)` for every item of `src` (one slice or a zip) into
+/// `dst`, index by index: `transform((a, b), c, |(x, y)| x + y)`. `dst`
+/// must be as long as `src` and must not overlap it.
+pub fn transform<S, T, F>(src: S, dst: GlobalSlice<T>, f: F)
+where
+    S: Source,
+    T: Pod,
+    F: Fn(S::Item) -> T + Copy + Send + 'static,
+{
+    transform_with(Policy::default(), src, dst, f)
+}
+
+/// [`transform`] under `policy`.
+pub fn transform_with<S, T, F>(policy: Policy, src: S, dst: GlobalSlice<T>, f: F)
+where
+    S: Source,
+    T: Pod,
+    F: Fn(S::Item) -> T + Copy + Send + 'static,
+{
+    let n = src.length("transform");
+    assert_eq!(
+        dst.len(),
+        n,
+        "transform: the destination has {} elements, the source {n}",
+        dst.len()
+    );
+    let max = policy.chunk_items(S::item_bytes() + std::mem::size_of::<T>());
+    par_blocks(policy, n, move |_, lo, hi| {
+        chunks(
+            lo,
+            hi,
+            max,
+            |a, b| slice_part_end(&dst, a, src.part_end(a, b)),
+            |a, b| {
+                src.sub(a, b).read(|c| {
+                    dst.slice(a..b).write(|d| {
+                        let mut out = d.iter_mut();
+                        S::items(c, |x| {
+                            if let Some(o) = out.next() {
+                                *o = f(x)
+                            }
+                        })
+                    })
+                })
+            },
+        )
+    })
+}

@@ -1,0 +1,134 @@
+//! Prefix scans: [`inclusive_scan`] and [`exclusive_scan`] of a slice with
+//! a [`Monoid`] whose accumulator is the element type.
+//!
+//! Two passes over the blocks of the policy's grain ([`crate::policy`]):
+//!
+//! 1. in parallel, each leaf folds its block into its total and stores it
+//!    in its slot of a scratch slice of one element per block
+//!    (distributed when the job has several ranks): totals of any size
+//!    travel through global memory, never through a join's result;
+//! 2. serially, the totals are replaced by their exclusive scan (the
+//!    offset of each block; blocks are `n / grain`, so this is small), in
+//!    bounded checkouts;
+//! 3. in parallel, each leaf scans its block again from its offset into
+//!    the destination.
+//!
+//! Work: two reads of the source, one write of the destination, plus
+//! `n / grain` totals; depth: `O(log n + n / grain)` (the serial middle
+//! pass; with the default grain it is a 2048th of the data).
+
+use crate::bytes::alloc_like_input;
+use crate::policy::{chunks, par_blocks, Policy};
+use crate::reduce::Monoid;
+use crate::source::slice_part_end;
+use crate::{GlobalSlice, Pod};
+
+/// Writes `dst[i] = src[0] ⊕ … ⊕ src[i]` (`⊕`: `monoid.combine`).
+/// `dst` must be as long as `src` and must not overlap it.
+pub fn inclusive_scan<T: Pod, M: Monoid<Acc = T>>(src: GlobalSlice<T>, dst: GlobalSlice<T>, monoid: M) {
+    inclusive_scan_with(Policy::default(), src, dst, monoid)
+}
+
+/// [`inclusive_scan`] under `policy`.
+pub fn inclusive_scan_with<T: Pod, M: Monoid<Acc = T>>(
+    policy: Policy,
+    src: GlobalSlice<T>,
+    dst: GlobalSlice<T>,
+    monoid: M,
+) {
+    scan("inclusive_scan", policy, src, dst, monoid, true);
+}
+
+/// Writes `dst[i] = identity ⊕ src[0] ⊕ … ⊕ src[i - 1]` and returns the
+/// total of `src`. `dst` must be as long as `src` and must not overlap it.
+pub fn exclusive_scan<T: Pod, M: Monoid<Acc = T>>(src: GlobalSlice<T>, dst: GlobalSlice<T>, monoid: M) -> T {
+    exclusive_scan_with(Policy::default(), src, dst, monoid)
+}
+
+/// [`exclusive_scan`] under `policy`.
+pub fn exclusive_scan_with<T: Pod, M: Monoid<Acc = T>>(
+    policy: Policy,
+    src: GlobalSlice<T>,
+    dst: GlobalSlice<T>,
+    monoid: M,
+) -> T {
+    scan("exclusive_scan", policy, src, dst, monoid, false)
+}
+
+fn scan<T: Pod, M: Monoid<Acc = T>>(
+    what: &str,
+    p: Policy,
+    src: GlobalSlice<T>,
+    dst: GlobalSlice<T>,
+    m: M,
+    inclusive: bool,
+) -> T {
+    let n = src.len();
+    assert_eq!(
+        dst.len(),
+        n,
+        "{what}: the destination has {} elements, the source {n}",
+        dst.len()
+    );
+    let blocks = p.blocks(n);
+    if blocks == 0 {
+        return m.identity();
+    }
+    let size = std::mem::size_of::<T>();
+    let totals = alloc_like_input::<T>(blocks);
+    let one = p.chunk_items(size);
+    par_blocks(p, n, move |k, lo, hi| {
+        let mut acc = m.identity();
+        chunks(
+            lo,
+            hi,
+            one,
+            |a, b| slice_part_end(&src, a, b),
+            |a, b| src.slice(a..b).read(|x| x.iter().for_each(|&v| acc = m.combine(acc, v))),
+        );
+        totals.set(k, acc);
+    });
+    let mut run = m.identity();
+    chunks(
+        0,
+        blocks,
+        one,
+        |a, b| slice_part_end(&totals, a, b),
+        |a, b| {
+            totals.slice(a..b).update(|t| {
+                for e in t {
+                    let v = *e;
+                    *e = run;
+                    run = m.combine(run, v);
+                }
+            })
+        },
+    );
+    let two = p.chunk_items(2 * size);
+    par_blocks(p, n, move |k, lo, hi| {
+        let mut acc = totals.get(k);
+        chunks(
+            lo,
+            hi,
+            two,
+            |a, b| slice_part_end(&dst, a, slice_part_end(&src, a, b)),
+            |a, b| {
+                src.slice(a..b).read(|x| {
+                    dst.slice(a..b).write(|d| {
+                        for (o, &v) in d.iter_mut().zip(x) {
+                            if inclusive {
+                                acc = m.combine(acc, v);
+                                *o = acc;
+                            } else {
+                                *o = acc;
+                                acc = m.combine(acc, v);
+                            }
+                        }
+                    })
+                })
+            },
+        );
+    });
+    totals.free();
+    run
+}

@@ -1,0 +1,360 @@
+//! Sorting and merging: [`sort_unstable`], [`sort_unstable_by_key`],
+//! [`sort_unstable_by`], [`sort_unstable_in`] and [`merge`] — cilksort
+//! (Cilk's example, after Akl & Santoro) over global memory.
+//!
+//! # Structure
+//!
+//! `sort(a, tmp)`: a part of at most the cut-off is sorted serially in one
+//! update checkout (the leaf kernel); a longer one is split in four
+//! quarters sorted in parallel (each with the matching quarter of `tmp` as
+//! its scratch), then quarters 1+2 and 3+4 are merged in parallel into the
+//! halves of `tmp`, and the halves merged back into `a`. A merge is
+//! parallel too: the longer input is split at its middle, the shorter
+//! where that key goes (a binary search,
+//! [`GlobalSlice::partition_point`]), and the two pairs merge in parallel
+//! into the two parts of the output; below the cut-off it is one serial
+//! merge (the inputs checked out for reading, the output for writing).
+//! Work `O(n log n)`, depth `O(log³ n)`.
+//!
+//! The cut-off is the policy's grain, bounded so that a merge leaf's
+//! checkouts (inputs and output: twice the cut-off's elements) fit the
+//! checkout bound, and at least 4: with the defaults, 2048 elements (Cilk's
+//! `QUICKSIZE` and `MERGESIZE`).
+//!
+//! # Kernels
+//!
+//! Sorting `u64` by the natural order (`sort_unstable` of a
+//! `GlobalSlice<u64>`) uses the AVX-512 kernels where the CPU has
+//! AVX-512F ([`kernels`]: sorting networks on 64-key blocks merged
+//! pairwise; a bitonic merge network with two-ended chains), scalar
+//! branch-free merges elsewhere. Every other type or order sorts leaves
+//! with `slice::sort_unstable_by` and merges with a serial merge.
+//!
+//! # Scratch
+//!
+//! `tmp` is as long as the input: [`sort_unstable`] allocates it
+//! (distributed when the job has several ranks, zeroed — `O(n)` writes
+//! and, on first use of the pages, their faults) and frees it after;
+//! [`sort_unstable_in`] takes the caller's, for repeated or timed sorts.
+
+mod leaf;
+mod merge;
+#[cfg(target_arch = "x86_64")]
+mod network;
+
+use std::any::TypeId;
+use std::cmp::Ordering;
+
+use crate::bytes::alloc_like_input;
+use crate::policy::{fork, Policy};
+use crate::{GlobalSlice, Pod};
+
+/// The serial kernels for `u64` keys, for programs that build their own
+/// sorts (e.g. the hand-written cilksort of the benchmarks).
+pub mod kernels {
+    /// Sorts `x` serially: on AVX-512F, sorting networks on blocks of 64
+    /// keys merged pairwise through a thread-local buffer; elsewhere
+    /// `slice::sort_unstable`.
+    pub fn sort_u64(x: &mut [u64]) {
+        super::leaf::sort_leaf(x)
+    }
+
+    /// Merges sorted `x` and `y` into `d` (`x.len() + y.len()` long; else
+    /// panics): a bitonic merge network on AVX-512F, four two-ended
+    /// branch-free chains elsewhere.
+    pub fn merge_u64(x: &[u64], y: &[u64], d: &mut [u64]) {
+        super::merge::merge_serial(x, y, d)
+    }
+}
+
+/// An order and its serial kernels.
+trait Order<T>: Copy + Send + 'static {
+    fn less(&self, a: &T, b: &T) -> bool;
+    fn sort_leaf(&self, x: &mut [T]);
+    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]);
+}
+
+fn is_u64<T: 'static>() -> bool {
+    TypeId::of::<T>() == TypeId::of::<u64>()
+}
+
+/// `T`'s own order (`Ord`), with the u64 kernels when `T` is `u64`.
+#[derive(Clone, Copy)]
+struct Natural;
+
+impl<T: Pod + Ord> Order<T> for Natural {
+    #[inline]
+    fn less(&self, a: &T, b: &T) -> bool {
+        a < b
+    }
+    fn sort_leaf(&self, x: &mut [T]) {
+        if is_u64::<T>() {
+            kernels::sort_u64(bytemuck::cast_slice_mut(x))
+        } else {
+            x.sort_unstable()
+        }
+    }
+    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]) {
+        if is_u64::<T>() {
+            kernels::merge_u64(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(d))
+        } else {
+            merge_by(a, b, d, |x, y| x < y)
+        }
+    }
+}
+
+/// By a key.
+#[derive(Clone, Copy)]
+struct ByKey<K>(K);
+
+impl<T: Pod, U: Ord, K: Fn(&T) -> U + Copy + Send + 'static> Order<T> for ByKey<K> {
+    #[inline]
+    fn less(&self, a: &T, b: &T) -> bool {
+        (self.0)(a) < (self.0)(b)
+    }
+    fn sort_leaf(&self, x: &mut [T]) {
+        x.sort_unstable_by_key(self.0)
+    }
+    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]) {
+        merge_by(a, b, d, |x, y| self.less(x, y))
+    }
+}
+
+/// By a comparison.
+#[derive(Clone, Copy)]
+struct By<C>(C);
+
+impl<T: Pod, C: Fn(&T, &T) -> Ordering + Copy + Send + 'static> Order<T> for By<C> {
+    #[inline]
+    fn less(&self, a: &T, b: &T) -> bool {
+        (self.0)(a, b) == Ordering::Less
+    }
+    fn sort_leaf(&self, x: &mut [T]) {
+        x.sort_unstable_by(self.0)
+    }
+    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]) {
+        merge_by(a, b, d, |x, y| self.less(x, y))
+    }
+}
+
+/// The serial merge of sorted `a` and `b` into `d` (ties: `a` first).
+fn merge_by<T: Copy>(a: &[T], b: &[T], d: &mut [T], less: impl Fn(&T, &T) -> bool) {
+    debug_assert_eq!(a.len() + b.len(), d.len());
+    let (mut i, mut j) = (0, 0);
+    for o in d.iter_mut() {
+        if j >= b.len() || (i < a.len() && !less(&b[j], &a[i])) {
+            *o = a[i];
+            i += 1;
+        } else {
+            *o = b[j];
+            j += 1;
+        }
+    }
+}
+
+/// The cut-off for elements of `size` bytes (see the module's docs).
+pub(crate) fn cut(p: &Policy, size: usize) -> usize {
+    p.grain().min(p.checkout() / (2 * size).max(1)).max(4)
+}
+
+/// Sorts `a` (unstable), in parallel, by `T`'s order; u64 keys use the
+/// AVX-512 kernels where the CPU has them. Allocates a scratch slice as
+/// long as `a` (see the module's docs).
+pub fn sort_unstable<T: Pod + Ord>(a: GlobalSlice<T>) {
+    sort_unstable_with(Policy::default(), a)
+}
+
+/// [`sort_unstable`] under `policy`.
+pub fn sort_unstable_with<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>) {
+    with_scratch(policy, a, Natural)
+}
+
+/// [`sort_unstable`] with the caller's scratch (at least as long as `a`;
+/// its contents are lost), allocating nothing.
+pub fn sort_unstable_in<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, scratch: GlobalSlice<T>) {
+    assert!(
+        scratch.len() >= a.len(),
+        "sort_unstable_in: the scratch has {} elements, the slice {}",
+        scratch.len(),
+        a.len()
+    );
+    let c = cut(&policy, std::mem::size_of::<T>());
+    sort(policy, c, a, scratch.slice(..a.len()), Natural)
+}
+
+/// Sorts `a` (unstable) by `key`, in parallel: `sort_unstable_by_key(a,
+/// |p: &Point| p.x)`.
+pub fn sort_unstable_by_key<T, U, K>(a: GlobalSlice<T>, key: K)
+where
+    T: Pod,
+    U: Ord,
+    K: Fn(&T) -> U + Copy + Send + 'static,
+{
+    sort_unstable_by_key_with(Policy::default(), a, key)
+}
+
+/// [`sort_unstable_by_key`] under `policy`.
+pub fn sort_unstable_by_key_with<T, U, K>(policy: Policy, a: GlobalSlice<T>, key: K)
+where
+    T: Pod,
+    U: Ord,
+    K: Fn(&T) -> U + Copy + Send + 'static,
+{
+    with_scratch(policy, a, ByKey(key))
+}
+
+/// Sorts `a` (unstable) by the comparison `cmp`, in parallel.
+pub fn sort_unstable_by<T, C>(a: GlobalSlice<T>, cmp: C)
+where
+    T: Pod,
+    C: Fn(&T, &T) -> Ordering + Copy + Send + 'static,
+{
+    sort_unstable_by_with(Policy::default(), a, cmp)
+}
+
+/// [`sort_unstable_by`] under `policy`.
+pub fn sort_unstable_by_with<T, C>(policy: Policy, a: GlobalSlice<T>, cmp: C)
+where
+    T: Pod,
+    C: Fn(&T, &T) -> Ordering + Copy + Send + 'static,
+{
+    with_scratch(policy, a, By(cmp))
+}
+
+/// Merges sorted `a` and `b` into `dst` (`a.len() + b.len()` long, not
+/// overlapping them), in parallel.
+pub fn merge<T: Pod + Ord>(a: GlobalSlice<T>, b: GlobalSlice<T>, dst: GlobalSlice<T>) {
+    merge_with(Policy::default(), a, b, dst)
+}
+
+/// [`merge`] under `policy`.
+pub fn merge_with<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, b: GlobalSlice<T>, dst: GlobalSlice<T>) {
+    assert_eq!(
+        dst.len(),
+        a.len() + b.len(),
+        "merge: the destination has {} elements, the inputs {} + {}",
+        dst.len(),
+        a.len(),
+        b.len()
+    );
+    let c = cut(&policy, std::mem::size_of::<T>());
+    merge_rec(policy, c, a, b, dst, Natural)
+}
+
+fn with_scratch<T: Pod, O: Order<T>>(p: Policy, a: GlobalSlice<T>, o: O) {
+    let c = cut(&p, std::mem::size_of::<T>());
+    if a.len() <= c {
+        return a.update(|x| o.sort_leaf(x));
+    }
+    let tmp = alloc_like_input::<T>(a.len());
+    sort(p, c, a, tmp, o);
+    tmp.free();
+}
+
+/// Sorts `a` with `tmp` (as long) as scratch.
+fn sort<T: Pod, O: Order<T>>(p: Policy, cut: usize, a: GlobalSlice<T>, tmp: GlobalSlice<T>, o: O) {
+    let n = a.len();
+    if n <= cut {
+        a.update(|x| o.sort_leaf(x));
+        return;
+    }
+    let q = n / 4;
+    let (a12, a34) = a.split_at(2 * q);
+    let (a1, a2) = a12.split_at(q);
+    let (a3, a4) = a34.split_at(q);
+    let (t12, t34) = tmp.split_at(2 * q);
+    let (t1, t2) = t12.split_at(q);
+    let (t3, t4) = t34.split_at(q);
+    fork(
+        p,
+        move || {
+            fork(
+                p,
+                move || sort(p, cut, a1, t1, o),
+                move || sort(p, cut, a2, t2, o),
+            )
+        },
+        move || {
+            fork(
+                p,
+                move || sort(p, cut, a3, t3, o),
+                move || sort(p, cut, a4, t4, o),
+            )
+        },
+    );
+    fork(
+        p,
+        move || merge_rec(p, cut, a1, a2, t12, o),
+        move || merge_rec(p, cut, a3, a4, t34, o),
+    );
+    merge_rec(p, cut, t12, t34, a, o);
+}
+
+/// Merges sorted `a` and `b` into `dest` (`a.len() + b.len()` long).
+fn merge_rec<T: Pod, O: Order<T>>(
+    p: Policy,
+    cut: usize,
+    a: GlobalSlice<T>,
+    b: GlobalSlice<T>,
+    dest: GlobalSlice<T>,
+    o: O,
+) {
+    let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
+    if a.is_empty() {
+        return;
+    }
+    if a.len() + b.len() <= cut {
+        a.read(|x| b.read(|y| dest.write(|d| o.merge_leaf(x, y, d))));
+        return;
+    }
+    // Split the longer at its middle and the shorter where that key goes.
+    let split_a = a.len() / 2;
+    let pivot = a.get(split_a);
+    let split_b = b.partition_point(|k| o.less(k, &pivot));
+    let (a1, a2) = a.split_at(split_a);
+    let (b1, b2) = b.split_at(split_b);
+    let (d1, d2) = dest.split_at(split_a + split_b);
+    fork(
+        p,
+        move || merge_rec(p, cut, a1, b1, d1, o),
+        move || merge_rec(p, cut, a2, b2, d2, o),
+    );
+}
+
+#[cfg(test)]
+pub(crate) mod tests_support {
+    /// The benchmarks' splitmix64 (pseudo-random test keys).
+    pub(crate) fn splitmix(seed: u64, i: u64) -> u64 {
+        let mut z = seed
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .wrapping_add(i.wrapping_add(1).wrapping_mul(0xbf58_476d_1ce4_e5b9));
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{cut, merge_by};
+    use crate::Policy;
+
+    #[test]
+    fn the_generic_merge_merges() {
+        for (a, b) in [(vec![], vec![1u32]), (vec![1, 3, 5], vec![2, 3, 4, 9]), (vec![7, 8], vec![])] {
+            let mut d = vec![0; a.len() + b.len()];
+            merge_by(&a, &b, &mut d, |x, y| x < y);
+            let mut want = [a, b].concat();
+            want.sort();
+            assert_eq!(d, want);
+        }
+    }
+
+    #[test]
+    fn the_cut_off_fits_the_checkout_bound() {
+        assert_eq!(cut(&Policy::new(), 8), 2048);
+        assert_eq!(cut(&Policy::new(), 64), 512);
+        assert_eq!(cut(&Policy::new().with_grain(1), 8), 4);
+        assert_eq!(cut(&Policy::new().with_checkout(64), 8), 4);
+    }
+}
