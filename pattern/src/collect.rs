@@ -28,7 +28,7 @@ use std::marker::PhantomData;
 
 use crate::bytes::alloc_like_input;
 use crate::policy::{chunks, par_blocks, Policy};
-use crate::reduce::{reduce_named, LeafItems, Monoid, Reducer};
+use crate::reduce::{LeafItems, Monoid, Reducer};
 use crate::source::{slice_part_end, Source};
 use crate::{GlobalSlice, Pod, Zeroable};
 
@@ -366,6 +366,14 @@ where
 /// `f(item)` for every item of `src` (one slice or a zip) where it is
 /// `Some`, in order, in a new slice: `filter_map((a, b), |(x, y)| (x >
 /// y).then_some(x - y))`.
+///
+/// Two passes over `src`, as a parallel filter into one array must make:
+/// each leaf counts what it keeps, the counts' exclusive scan places every
+/// leaf's items, and each leaf writes them at their place. `f` is called
+/// twice per item (it is `Fn`: the same item gives the same answer). The
+/// output is allocated once, at its exact length; nothing else is. (The
+/// [`Collect`] reducer gathers in one pass into a [`GlobalVec`] instead,
+/// for sources that are not slices, such as a tree's nodes.)
 pub fn filter_map<S, U, F>(src: S, f: F) -> GlobalSlice<U>
 where
     S: Source,
@@ -382,5 +390,82 @@ where
     U: Pod,
     F: Fn(S::Item) -> Option<U> + Copy + Send + 'static,
 {
-    reduce_named("filter_map", policy, src, Collect::new(f)).into_slice_with(policy)
+    let n = src.length("filter_map");
+    let blocks = policy.blocks(n);
+    let counts = alloc_like_input::<u64>(blocks);
+    let max = policy.chunk_items(S::item_bytes());
+    // 1. How many items each leaf keeps.
+    par_blocks(policy, n, move |k, lo, hi| {
+        let mut kept = 0u64;
+        chunks(
+            lo,
+            hi,
+            max,
+            |a, b| src.part_end(a, b),
+            |a, b| {
+                kept = src.sub(a, b).read(|c| {
+                    let mut t = kept;
+                    S::items(c, |x| t += u64::from(f(x).is_some()));
+                    t
+                })
+            },
+        );
+        counts.set(k, kept);
+    });
+    // 2. Where each leaf's items start (a serial exclusive scan of the
+    // counts, in bounded checkouts), and the output, of exactly that length.
+    let mut total = 0u64;
+    let per = policy.chunk_items(8);
+    chunks(
+        0,
+        blocks,
+        per,
+        |a, b| slice_part_end(&counts, a, b),
+        |a, b| {
+            counts.slice(a..b).update(|c| {
+                for e in c {
+                    let kept = *e;
+                    *e = total;
+                    total += kept;
+                }
+            })
+        },
+    );
+    let out = alloc_like_input::<U>(total as usize);
+    // 3. Each leaf again: its kept items, a checkout's worth at a time
+    // through a buffer (process-local, and alive only inside the leaf, which
+    // neither spawns nor joins), written at its offset.
+    let size = std::mem::size_of::<U>();
+    let out_max = policy.chunk_items(size);
+    par_blocks(policy, n, move |k, lo, hi| {
+        let mut at = counts.get(k) as usize;
+        let mut buf: Vec<U> = Vec::with_capacity(max.min(hi - lo));
+        chunks(
+            lo,
+            hi,
+            max,
+            |a, b| src.part_end(a, b),
+            |a, b| {
+                buf.clear();
+                src.sub(a, b).read(|c| {
+                    S::items(c, |x| {
+                        if let Some(y) = f(x) {
+                            buf.push(y)
+                        }
+                    })
+                });
+                let dst = out.slice(at..at + buf.len());
+                chunks(
+                    0,
+                    buf.len(),
+                    out_max,
+                    |a, b| slice_part_end(&dst, a, b),
+                    |a, b| dst.slice(a..b).write(|d| d.copy_from_slice(&buf[a..b])),
+                );
+                at += buf.len();
+            },
+        );
+    });
+    counts.free();
+    out
 }

@@ -18,11 +18,14 @@
 //! never a gathered copy). Each chunk is one checkout (or one per slice,
 //! nested), ended before the next, and never across a spawn or a join.
 
-/// The default grain: elements per leaf task (2048). At 8-byte elements a
-/// leaf is 16 KiB, a few microseconds of simple work — well above a
-/// spawn's cost, and small enough that 2^20 elements make 512 leaves to
-/// balance over the ranks. It is also cilksort's cut-off (`QUICKSIZE`).
-pub const DEFAULT_GRAIN: usize = 2048;
+/// The default grain of the element-wise patterns (for_each, transform,
+/// reductions, scans, searches, filters): 32768 elements per leaf task. At
+/// 8-byte elements a leaf is 256 KiB, tens of microseconds of simple work:
+/// a leaf's fixed costs (a spawn and join, its checkouts, a reduction's
+/// combine) stay a few percent of it, and 2^24 elements still make 512
+/// leaves to balance over the ranks. Set a smaller grain (`with_grain`)
+/// where each element is expensive.
+pub const DEFAULT_GRAIN: usize = 1 << 15;
 
 /// The default checkout bound: 64 KiB. No task of any pattern checks out
 /// more than this many bytes at once (all the slices it has checked out
@@ -58,7 +61,8 @@ impl Policy {
     /// [`DEFAULT_GRAIN`] and [`DEFAULT_CHECKOUT`], in parallel.
     pub const fn new() -> Policy {
         Policy {
-            grain: DEFAULT_GRAIN,
+            // 0: each pattern's default (DEFAULT_GRAIN; sorting's cut-off).
+            grain: 0,
             checkout: DEFAULT_CHECKOUT,
             sequential: false,
         }
@@ -90,9 +94,19 @@ impl Policy {
         }
     }
 
-    /// Elements per leaf task.
+    /// Elements per leaf task ([`DEFAULT_GRAIN`] unless set).
     pub const fn grain(&self) -> usize {
-        self.grain
+        self.grain_or(DEFAULT_GRAIN)
+    }
+
+    /// The grain if one was set (`with_grain`), else a pattern's own
+    /// default (sorting's cut-off).
+    pub(crate) const fn grain_or(&self, default: usize) -> usize {
+        if self.grain == 0 {
+            default
+        } else {
+            self.grain
+        }
     }
 
     /// The checkout bound in bytes.
@@ -118,13 +132,14 @@ impl Policy {
 
     /// Leaves (blocks) of a range of `n` elements.
     pub const fn blocks(&self, n: usize) -> usize {
-        n.div_ceil(self.grain)
+        n.div_ceil(self.grain())
     }
 
     /// Elements `[lo, hi)` of block `k` of a range of `n`.
     pub const fn block(&self, k: usize, n: usize) -> (usize, usize) {
-        let lo = k * self.grain;
-        let hi = lo + self.grain;
+        let grain = self.grain();
+        let lo = k * grain;
+        let hi = lo + grain;
         (lo, if hi < n { hi } else { n })
     }
 }

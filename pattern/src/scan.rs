@@ -15,7 +15,11 @@
 //!
 //! Work: two reads of the source, one write of the destination, plus
 //! `n / grain` totals; depth: `O(log n + n / grain)` (the serial middle
-//! pass; with the default grain it is a 2048th of the data).
+//! pass; with the default grain it is a 32768th of the data).
+//!
+//! On one rank (or under a sequential policy) nobody can take a leaf, so
+//! the scan is one pass in index order: one read and one write, as a
+//! serial loop.
 
 use crate::bytes::alloc_like_input;
 use crate::policy::{chunks, par_blocks, Policy};
@@ -75,6 +79,12 @@ fn scan<T: Pod, M: Monoid<Acc = T>>(
         return m.identity();
     }
     let size = std::mem::size_of::<T>();
+    let two = p.chunk_items(2 * size);
+    if p.is_sequential() || uni_threads::ranks() <= 1 {
+        // One worker: nobody can take a leaf, so the leaves would run in
+        // index order anyway. One pass, carrying the running total.
+        return scan_part(src, dst, m, inclusive, two, 0, n, m.identity());
+    }
     let totals = alloc_like_input::<T>(blocks);
     let one = p.chunk_items(size);
     par_blocks(p, n, move |k, lo, hi| {
@@ -84,7 +94,9 @@ fn scan<T: Pod, M: Monoid<Acc = T>>(
             hi,
             one,
             |a, b| slice_part_end(&src, a, b),
-            |a, b| src.slice(a..b).read(|x| x.iter().for_each(|&v| acc = m.combine(acc, v))),
+            // The running total is a value local to the checkout's loop (a
+            // `&mut` captured across it would be stored at every element).
+            |a, b| acc = src.slice(a..b).read(|x| x.iter().fold(acc, |t, &v| m.combine(t, v))),
         );
         totals.set(k, acc);
     });
@@ -104,31 +116,48 @@ fn scan<T: Pod, M: Monoid<Acc = T>>(
             })
         },
     );
-    let two = p.chunk_items(2 * size);
     par_blocks(p, n, move |k, lo, hi| {
-        let mut acc = totals.get(k);
-        chunks(
-            lo,
-            hi,
-            two,
-            |a, b| slice_part_end(&dst, a, slice_part_end(&src, a, b)),
-            |a, b| {
-                src.slice(a..b).read(|x| {
-                    dst.slice(a..b).write(|d| {
-                        for (o, &v) in d.iter_mut().zip(x) {
-                            if inclusive {
-                                acc = m.combine(acc, v);
-                                *o = acc;
-                            } else {
-                                *o = acc;
-                                acc = m.combine(acc, v);
-                            }
-                        }
-                    })
-                })
-            },
-        );
+        scan_part(src, dst, m, inclusive, two, lo, hi, totals.get(k));
     });
     totals.free();
     run
+}
+
+/// Scans `src[lo..hi]` into `dst[lo..hi]` from the running total `acc`, in
+/// checkouts of `two` elements of both; returns the total after `hi`.
+#[allow(clippy::too_many_arguments)]
+fn scan_part<T: Pod, M: Monoid<Acc = T>>(
+    src: GlobalSlice<T>,
+    dst: GlobalSlice<T>,
+    m: M,
+    inclusive: bool,
+    two: usize,
+    lo: usize,
+    hi: usize,
+    mut acc: T,
+) -> T {
+    chunks(
+        lo,
+        hi,
+        two,
+        |a, b| slice_part_end(&dst, a, slice_part_end(&src, a, b)),
+        |a, b| {
+            acc = src.slice(a..b).read(|x| {
+                dst.slice(a..b).write(|d| {
+                    let mut t = acc;
+                    for (o, &v) in d.iter_mut().zip(x) {
+                        if inclusive {
+                            t = m.combine(t, v);
+                            *o = t;
+                        } else {
+                            *o = t;
+                            t = m.combine(t, v);
+                        }
+                    }
+                    t
+                })
+            })
+        },
+    );
+    acc
 }

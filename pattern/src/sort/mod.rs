@@ -16,7 +16,8 @@
 //! merge (the inputs checked out for reading, the output for writing).
 //! Work `O(n log n)`, depth `O(log³ n)`.
 //!
-//! The cut-off is the policy's grain, bounded so that a merge leaf's
+//! The cut-off is the policy's grain if it sets one, else [`SORT_CUTOFF`],
+//! bounded so that a merge leaf's
 //! checkouts (inputs and output: twice the cut-off's elements) fit the
 //! checkout bound, and at least 4: with the defaults, 2048 elements (Cilk's
 //! `QUICKSIZE` and `MERGESIZE`).
@@ -152,9 +153,13 @@ fn merge_by<T: Copy>(a: &[T], b: &[T], d: &mut [T], less: impl Fn(&T, &T) -> boo
     }
 }
 
+/// The cut-off below which a part is sorted or merged serially when the
+/// policy sets no grain: Cilk's `QUICKSIZE` and `MERGESIZE`.
+pub const SORT_CUTOFF: usize = 2048;
+
 /// The cut-off for elements of `size` bytes (see the module's docs).
 pub(crate) fn cut(p: &Policy, size: usize) -> usize {
-    p.grain().min(p.checkout() / (2 * size).max(1)).max(4)
+    p.grain_or(SORT_CUTOFF).min(p.checkout() / (2 * size).max(1)).max(4)
 }
 
 /// Sorts `a` (unstable), in parallel, by `T`'s order; u64 keys use the
