@@ -3,11 +3,13 @@
 //! to a serial computation (examples/patterns.rs) at every rank count of
 //! this conduit, and at 2 ranks whose memory is apart (udp over real UDP,
 //! mpi without shared memory) with the software cache on and off; misuse
-//! ends the job with a message naming the pattern.
+//! ends the job with a message naming the pattern. And the README's
+//! patterns program is `examples/patterns_tour.rs`, which passes every one
+//! of its checks in the same jobs.
 
 mod common;
 
-use common::{example, rank_counts, run_job_with_env, JobOutput};
+use common::{example, rank_counts, root, run_job_with_env, JobOutput};
 
 fn patterns(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     run_job_with_env(launcher, &example("patterns"), args, env)
@@ -64,5 +66,49 @@ fn misuse_ends_the_job_with_a_message_naming_the_pattern() {
         let out = patterns(&["-n", "2"], &["--misuse", misuse], &[]);
         assert!(out.code.is_some_and(|c| c != 0), "{misuse}: {}", out.describe());
         assert!(out.stderr.contains(message), "{misuse}: {}", out.describe());
+    }
+}
+
+/// The rust block after the README's `<!-- patterns program -->` marker.
+fn readme_patterns_program() -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let after = readme
+        .split_once("<!-- patterns program -->")
+        .expect("README.md has a <!-- patterns program --> marker")
+        .1;
+    let body = after
+        .split_once("```rust\n")
+        .expect("a rust block after the marker")
+        .1;
+    body.split_once("\n```").expect("the block ends").0.to_string() + "\n"
+}
+
+#[test]
+fn the_readme_patterns_program_is_the_tour_example_and_every_check_passes() {
+    let tour = std::fs::read_to_string(root().join("examples/patterns_tour.rs")).expect("the tour");
+    assert!(
+        readme_patterns_program() == tour,
+        "README.md's patterns program differs from examples/patterns_tour.rs: copy the example into the README"
+    );
+    // The number of checks the tour makes: one `check(` call per line.
+    let checks = tour.lines().filter(|l| l.trim_start().starts_with("check(")).count();
+    assert!(checks >= 20, "the tour makes {checks} checks");
+    let expect = checks.to_string();
+    let mut jobs: Vec<(Vec<String>, Vec<(&str, &str)>)> = rank_counts()
+        .iter()
+        .map(|n| (vec!["-n".to_string(), n.to_string()], vec![]))
+        .collect();
+    let (launcher, env) = two_ranks_apart();
+    for cache in ["on", "off"] {
+        let mut env = env.clone();
+        env.push(("UAT_CACHE", cache));
+        jobs.push((launcher.iter().map(|s| s.to_string()).collect(), env));
+    }
+    for (launcher, env) in jobs {
+        let launcher: Vec<&str> = launcher.iter().map(String::as_str).collect();
+        let out = run_job_with_env(&launcher, &example("patterns_tour"), &["100003"], &env);
+        let what = format!("{launcher:?} {env:?}");
+        assert_eq!(out.code, Some(0), "{what}: {}", out.describe());
+        assert_eq!(out.stdout.trim(), expect, "{what}: {}", out.describe());
     }
 }
