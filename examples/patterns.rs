@@ -1,5 +1,5 @@
 //! Every parallel pattern of `uat::pattern` (also the tests' program), on
-//! sizes 0, 1, 5, 100003 and 2^20 (distributed, many leaves and chunks),
+//! sizes 0, 1, 5, 4099, 100003 and 2^20 (distributed, many leaves and chunks),
 //! under the default policy and under small grains and checkout bounds,
 //! each result checked against a serial computation on a `Vec`. Prints one
 //! JSON line with a boolean per pattern; exit 1 if any is false.
@@ -367,6 +367,11 @@ struct Options {
     /// Only sizes up to this many elements.
     #[arg(long, default_value_t = 1 << 20)]
     max_n: usize,
+    /// The small policies (tiny grains and checkouts) only on sizes up to
+    /// this many elements (the default policy and its serial elision run
+    /// on every size).
+    #[arg(long, default_value_t = usize::MAX)]
+    small_max_n: usize,
     /// Misuse to commit instead (the job must end with the pattern's
     /// message): zipped slices of unequal lengths, a destination too short.
     #[arg(long, value_parser = ["unequal-lengths", "short-destination"])]
@@ -390,16 +395,21 @@ fn root(o: uat::Cli<Options>) -> (u64, u32) {
     }
     let mut f = Failed::default();
     let mut runs = 0;
-    for n in [0usize, 1, 5, 100003, 1 << 20] {
+    for n in [0usize, 1, 5, 4099, 100003, 1 << 20] {
         if n > max_n {
             continue;
         }
-        let small = if n > 200_000 {
+        let small = if n > 5000 {
             Policy::new().with_grain(1000).with_checkout(1024)
         } else {
             Policy::new().with_grain(7).with_checkout(40)
         };
-        for p in [Policy::default(), small, small.sequential()] {
+        let policies = if n <= o.small_max_n {
+            [Policy::default(), small, small.sequential()]
+        } else {
+            [Policy::default(), Policy::default().sequential(), Policy::default().with_grain(4096)]
+        };
+        for p in policies {
             check_all(n, p, &mut f);
             runs += 1;
         }
