@@ -51,6 +51,14 @@ Experiments (IPSJ JIP 2016 numbering):
              BTC in the paper's form and with --join, UTS, NQueens and
              cilksort (--cilksort-keys; sort time alone), --reps interleaved
              repetitions, medians and spreads
+  patterns   (not in the paper; uat::pattern) in the first mode, --reps
+             alternating rounds: each pattern (for-each-mut, map-reduce,
+             scan, histogram, filter, sort; -n 2^24) at 1 and 2 ranks
+             against a serial loop over a Vec and rayon on 1 and 2 threads;
+             cilksort (the library's sort) against the hand-written one at
+             1 and 2 ranks; heat and uts-mem (global memory) at 1 and 2
+             ranks, and on smp at 2 ranks over real UDP with the cache on
+             and off
   trace      (issue 34) one UTS run (the scaling tree, the first mode) at the
              highest rank count with `--trace DIR/trace-uts`: the report
              draws its timeline (plots/timeline-uts.png: rank x time, each
@@ -72,7 +80,7 @@ Options:
                       to the number of cores)
   --modes LIST        fetch-and-add modes (default: native,am,rdma-emulated)
   --experiments LIST  subset of spawn,latency,steal,fad,seq,scaling,lifelines,
-                      global,peers,trace
+                      global,peers,patterns,trace
                       (default: all)
   --conduit C         smp (default) | udp | mpi | ibv
   --launcher CMD      mpi/ibv: the launcher to use instead of mpirun or
@@ -88,17 +96,19 @@ Options:
   --uts-depth D       UTS -t 1 -r 0 -b 4 -a 3 -d D (default 11; the paper: 18,
                       and 11 in Fig. 12)
   --nqueens N         NQueens N (default 15; the paper: 18, and 13 in Fig. 12)
-  --cilksort-keys N   keys cilksort sorts in global and peers (default
-                      4194304; over the network at most 1048576)
+  --cilksort-keys N   keys cilksort sorts in global, peers and patterns
+                      (default 4194304; over the network at most 1048576)
   --reps K            repetitions of every scaling run (the report uses the
                       median time) and rounds of Fig. 12 (default 3)
   --quick             tiny inputs (BTC 16, UTS 6, NQueens 9, cilksort 2^16,
-                      knapsack 30 items; for tests)
+                      knapsack 30 items, patterns 2^20 elements, small heat
+                      and uts-mem; for tests)
   --timeout S         per-run limit in seconds (default 600)
   --out DIR           output directory (default results/<timestamp>)
   --no-build          do not build; with --bin-dir, use prebuilt binaries
   --bin-dir DIR       prebuilt binaries: DIR/<mode>/{btc,uts,nqueens,micro,
-                      cilksort,knapsack}, DIR/udp-native/{micro,cilksort},
+                      cilksort,knapsack,patterns,heat,uts-mem},
+                      DIR/udp-native/{micro,cilksort,heat,uts-mem},
                       DIR/mpi-native/{micro,cilksort} and DIR/uat-report (for
                       machines that cannot build)
   --pack DIR          build, copy stripped binaries into DIR in the --bin-dir
@@ -118,7 +128,7 @@ list() { tr ',' ' ' <<<"$1"; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
-ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global,peers,trace"
+ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global,peers,patterns,trace"
 conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
 btc_depth=27 uts_depth=11 nqueens=15 cilksort_keys=4194304 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
@@ -166,7 +176,7 @@ for m in $(list "$modes"); do
   case "$m" in native|am|rdma-emulated) ;; *) die "unknown fetch-and-add mode '$m' (native, am or rdma-emulated)" ;; esac
 done
 for e in $(list "$experiments"); do
-  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global|peers|trace) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global, peers, trace)" ;; esac
+  case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global|peers|patterns|trace) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global, peers, patterns, trace)" ;; esac
 done
 positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
 positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
@@ -211,16 +221,20 @@ if [ "$conduit" = smp ] && want global; then global_udp=1; [ "$quick" = 1 ] || g
 # is skipped with --quick).
 lifelines_udp=0 lifelines_mpi=0
 if [ "$conduit" = smp ] && want lifelines; then lifelines_udp=1; [ "$quick" = 1 ] || lifelines_mpi=1; fi
+# patterns on smp also runs heat and uts-mem over real UDP, cache on and off.
+patterns_udp=0
+if [ "$conduit" = smp ] && want patterns; then patterns_udp=1; fi
 variant_bin() { # VARIANT PROGRAM (a variant other than this run's conduit)
   if [ -n "$bin_dir" ]; then echo "$bin_dir/$1/$2"; else echo "$root/target/$1/release/$2"; fi
 }
 udp_micro() { variant_bin udp-native micro; }
 # What each mode's directory of a pack holds.
-mode_programs="btc uts nqueens micro cilksort knapsack"
+mode_programs="btc uts nqueens micro cilksort knapsack patterns heat uts-mem"
 extra_variants() { # VARIANT:PROGRAM,... this run needs besides the modes'
   local udp="" mpi=""
   { [ "$udp_latency" = 0 ] && [ "$lifelines_udp" = 0 ]; } || udp=micro
   [ "$global_udp" = 0 ] || udp=${udp:+$udp,}cilksort
+  [ "$patterns_udp" = 0 ] || udp=${udp:+$udp,}heat,uts-mem
   [ "$lifelines_mpi" = 0 ] || mpi=micro
   [ "$global_mpi" = 0 ] || mpi=${mpi:+$mpi,}cilksort
   [ -z "$udp" ] || echo "udp-native:$udp"
@@ -235,7 +249,7 @@ if [ "$build" = 1 ]; then
   done
   for v in $(extra_variants); do
     v=${v%%:*}
-    echo "reproduce: building $v (Fig. 11 / global memory over the network; target/$v/)" >&2
+    echo "reproduce: building $v (Fig. 11 / global memory / patterns over the network; target/$v/)" >&2
     (cd "$root" && "$uat" uat build --release --conduit "${v%%-*}" --fad "${v#*-}" >/dev/null) || die "building the $v variant failed (see above)"
   done
   echo "reproduce: building the report tool (report/, target/report/)" >&2
@@ -280,6 +294,16 @@ else
   fi
   if want global && { [ ! -x "$(bin_of "$first_mode" cilksort)" ] || [ ! -x "$(bin_of "$first_mode" knapsack)" ]; }; then
     die "no $(bin_of "$first_mode" cilksort) or knapsack for the global experiment: build first, or leave global out of --experiments"
+  fi
+  if want patterns; then
+    for p in patterns cilksort heat uts-mem; do
+      [ -x "$(bin_of "$first_mode" "$p")" ] \
+        || die "no $(bin_of "$first_mode" "$p") for the patterns experiment: build first, or leave patterns out of --experiments"
+    done
+  fi
+  if [ "$patterns_udp" = 1 ] && { [ ! -x "$(variant_bin udp-native heat)" ] || [ ! -x "$(variant_bin udp-native uts-mem)" ]; }; then
+    echo "reproduce: no $(variant_bin udp-native heat) or uts-mem: patterns runs on $conduit only (--pack makes them)" >&2
+    patterns_udp=0
   fi
   if [ "$global_udp" = 1 ] && [ ! -x "$(variant_bin udp-native cilksort)" ]; then
     echo "reproduce: no $(variant_bin udp-native cilksort): global runs on $conduit only (--pack makes one)" >&2
@@ -562,6 +586,52 @@ if want peers; then
         run_job peers "$first_mode" na 1 $(bench_args "$b") --rayon "$n"
       done
     done
+  done
+fi
+
+# --- Patterns (uat::pattern): each pattern against a serial loop and
+# rayon; cilksort library vs hand-written; heat and uts-mem 1 -> 2 ranks and
+# over real UDP with the cache on and off. Every configuration runs once a
+# round, so the report's ratios are medians of pairs run side by side. ---
+if want patterns; then
+  pm=$first_mode
+  if [ "$quick" = 1 ]; then
+    pat_n=1048576
+    heat_args=(--rows 512 --cols 512 --iters 20) uts_mem_args=(-d 6)
+    net_heat_args=(--rows 256 --cols 256 --iters 10) net_uts_mem_args=(-d 6)
+  else
+    pat_n=16777216
+    heat_args=(--iters 100) uts_mem_args=()
+    net_heat_args=(--rows 1024 --cols 1024 --iters 50) net_uts_mem_args=()
+  fi
+  pat_ranks=1
+  ! should_run "$pm" 2 || pat_ranks="1 2"
+  for ((r = 0; r < reps; r++)); do
+    for op in for-each-mut map-reduce scan histogram filter sort; do
+      for n in $pat_ranks; do
+        run_job patterns "$pm" na "$n" patterns --op "$op" -n "$pat_n"
+      done
+      run_job patterns "$pm" na 1 patterns --op "$op" -n "$pat_n" --loop
+      for t in $pat_ranks; do
+        run_job patterns "$pm" na 1 patterns --op "$op" -n "$pat_n" --rayon "$t"
+      done
+    done
+    for n in $pat_ranks; do
+      run_job patterns "$pm" na "$n" cilksort -n "$cilksort_keys"
+      run_job patterns "$pm" na "$n" cilksort -n "$cilksort_keys" --hand-written
+    done
+    for n in $pat_ranks; do
+      run_job patterns "$pm" na "$n" heat "${heat_args[@]}"
+      run_job patterns "$pm" na "$n" uts-mem "${uts_mem_args[@]}"
+    done
+    if [ "$patterns_udp" = 1 ]; then
+      for c in on off; do
+        job_conduit=udp job_flags=--real-udp job_program=$(variant_bin udp-native heat) \
+          job_env="UAT_CACHE=$c" run_job patterns native na 2 heat "${net_heat_args[@]}"
+        job_conduit=udp job_flags=--real-udp job_program=$(variant_bin udp-native uts-mem) \
+          job_env="UAT_CACHE=$c" run_job patterns native na 2 uts-mem "${net_uts_mem_args[@]}"
+      done
+    fi
   done
 fi
 

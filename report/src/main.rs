@@ -9,6 +9,7 @@ mod import;
 mod lifelines;
 mod micro;
 mod paper;
+mod patterns;
 mod peers;
 mod plot;
 mod report;
@@ -34,10 +35,11 @@ scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
   DIR/report.md      the report: findings, our numbers next to the paper's
   DIR/*.csv          scaling.csv (every benchmark run), spawn.csv,
                      latency.csv, steal.csv, fad.csv, lifelines.csv,
-                     lifelines-idle.csv, global.csv, peers.csv
+                     lifelines-idle.csv, global.csv, patterns.csv, peers.csv
   DIR/plots/*.png    scaling, steals, overhead, msg-handling,
-                     steal-breakdown, latency, spawn, fad, global, peers,
-                     timeline-uts (from DIR/trace-uts/, the traced UTS run)
+                     steal-breakdown, latency, spawn, fad, global, patterns,
+                     peers, timeline-uts (from DIR/trace-uts/, the traced
+                     UTS run)
 and prints the summary table. Plots need a TrueType font: DejaVu Sans
 (Debian: fonts-dejavu-core) or UAT_REPORT_FONT=/path/to/font.ttf.
 With --import, DIR is first made from the benchmarks' own JSON lines in
@@ -182,6 +184,7 @@ fn generate(dir: &Path) -> Result<Made, String> {
         timeline::section(&res, &mut ctx),
         lifelines::section(&res, &mut ctx),
         global::section(&res, &mut ctx),
+        patterns::section(&res, &mut ctx),
         peers::section(&res, &mut ctx),
     ]
     .into_iter()
