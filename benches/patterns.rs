@@ -383,6 +383,13 @@ fn main() {
         });
         outcome
     };
+    // What the leaves are: sorting cuts at its own default unless a grain
+    // was set.
+    let grain = if op == Op::Sort && o.grain == 0 {
+        pattern::sort::SORT_CUTOFF
+    } else {
+        policy.grain()
+    };
     let mut extra = Map::new();
     let solver = if o.plain_loop {
         "loop"
@@ -408,7 +415,7 @@ fn main() {
     });
     h.finish(
         "patterns",
-        json!({"n": o.n, "seed": seed, "op": op.name(), "grain": policy.grain(), "checkout": policy.checkout()}),
+        json!({"n": o.n, "seed": seed, "op": op.name(), "grain": grain, "checkout": policy.checkout()}),
         outcome,
         expected,
         extra,

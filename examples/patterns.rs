@@ -374,8 +374,14 @@ struct Options {
     small_max_n: usize,
     /// Misuse to commit instead (the job must end with the pattern's
     /// message): zipped slices of unequal lengths, a destination too short.
-    #[arg(long, value_parser = ["unequal-lengths", "short-destination"])]
+    #[arg(long, value_parser = ["unequal-lengths", "short-destination", "overlap", "impure-filter", "stale-list"])]
     misuse: Option<String>,
+    /// Instead of the checks: this many rounds of the patterns that take
+    /// scratch memory (sort, filter, a 256-bucket histogram, scan) on one
+    /// live distributed array; with a small UAT_GLOBAL_HEAP they fit only if
+    /// their scratch is reused. Prints the rounds run.
+    #[arg(long)]
+    scratch_rounds: Option<u32>,
 }
 
 fn root(o: uat::Cli<Options>) -> (u64, u32) {
@@ -391,7 +397,48 @@ fn root(o: uat::Cli<Options>) -> (u64, u32) {
             pattern::transform(a, b, |x| x);
             unreachable!("transform refused a short destination");
         }
+        Some("overlap") => {
+            // Shifted by more than a leaf: no one checkout would see it.
+            let s = GlobalSlice::<u64>::alloc(1 << 17);
+            pattern::transform(s.slice(..1 << 16), s.slice(50_000..50_000 + (1 << 16)), |x| x);
+            unreachable!("transform refused a destination overlapping its source");
+        }
+        Some("impure-filter") => {
+            let s = GlobalSlice::<u64>::alloc(1 << 16);
+            let calls = GlobalAtomicU64::new(0);
+            // Keeps an item on one call and not on the next.
+            let kept = pattern::filter_map(s, move |x| (calls.fetch_add(1, Relaxed) % 2 == 0).then_some(x));
+            unreachable!("filter_map refused an impure f ({} kept)", kept.len());
+        }
+        Some("stale-list") => {
+            let v = GlobalVec::from_slice(&[1u64, 2]);
+            let w = v.append(GlobalVec::from_slice(&[3]));
+            v.free();
+            let flat = w.into_slice();
+            unreachable!("a list used after free was refused ({} elements)", flat.len());
+        }
         _ => {}
+    }
+    if let Some(rounds) = o.scratch_rounds {
+        let n = 1 << 16;
+        let a = GlobalSlice::<u64>::alloc_distributed(n);
+        for round in 0..rounds {
+            pattern::for_each_chunk_mut(a, move |start, xs: &mut [u64]| {
+                for (j, x) in xs.iter_mut().enumerate() {
+                    *x = va(start + j + round as usize);
+                }
+            });
+            pattern::sort_unstable(a);
+            let kept = pattern::filter(a, |x| x % 3 == 0);
+            kept.free();
+            let h = pattern::map_reduce(a, |x| (x % 256) as usize, Histogram::<256>::new());
+            let b = GlobalSlice::<u64>::alloc_distributed(n);
+            pattern::inclusive_scan(a, b, Op::new(0u64, |x: u64, y: u64| x ^ y));
+            b.free();
+            assert!(pattern::is_sorted(a) && h.iter().sum::<u64>() == n as u64, "round {round}");
+        }
+        a.free();
+        return (0, rounds);
     }
     let mut f = Failed::default();
     let mut runs = 0;

@@ -55,8 +55,7 @@ Experiments (IPSJ JIP 2016 numbering):
              alternating rounds: each pattern (for-each-mut, map-reduce,
              scan, histogram, filter, sort; -n 2^24) at 1 and 2 ranks
              against a serial loop over a Vec and rayon on 1 and 2 threads;
-             cilksort (the library's sort) against the hand-written one at
-             1 and 2 ranks; heat and uts-mem (global memory) at 1 and 2
+             heat and uts-mem (global memory) at 1 and 2
              ranks, and on smp at 2 ranks over real UDP with the cache on
              and off
   trace      (issue 34) one UTS run (the scaling tree, the first mode) at the
@@ -296,7 +295,7 @@ else
     die "no $(bin_of "$first_mode" cilksort) or knapsack for the global experiment: build first, or leave global out of --experiments"
   fi
   if want patterns; then
-    for p in patterns cilksort heat uts-mem; do
+    for p in patterns heat uts-mem; do
       [ -x "$(bin_of "$first_mode" "$p")" ] \
         || die "no $(bin_of "$first_mode" "$p") for the patterns experiment: build first, or leave patterns out of --experiments"
     done
@@ -590,7 +589,7 @@ if want peers; then
 fi
 
 # --- Patterns (uat::pattern): each pattern against a serial loop and
-# rayon; cilksort library vs hand-written; heat and uts-mem 1 -> 2 ranks and
+# rayon; heat and uts-mem 1 -> 2 ranks and
 # over real UDP with the cache on and off. Every configuration runs once a
 # round, so the report's ratios are medians of pairs run side by side. ---
 if want patterns; then
@@ -615,10 +614,6 @@ if want patterns; then
       for t in $pat_ranks; do
         run_job patterns "$pm" na 1 patterns --op "$op" -n "$pat_n" --rayon "$t"
       done
-    done
-    for n in $pat_ranks; do
-      run_job patterns "$pm" na "$n" cilksort -n "$cilksort_keys"
-      run_job patterns "$pm" na "$n" cilksort -n "$cilksort_keys" --hand-written
     done
     for n in $pat_ranks; do
       run_job patterns "$pm" na "$n" heat "${heat_args[@]}"

@@ -158,12 +158,9 @@ fn cilksort_of_2_pow_20_keys_is_exact_at_every_rank_count() {
         cilksort(&["-n", "2"], &["-n", keys, "--seed", "11"], &[]);
     }
     cilksort(&["-n", "1"], &["-n", "65536", "--seq"], &[]);
-    // The library's sort by default; the hand-written reference on request.
+    // The library's sort (uat::pattern::sort_unstable_in).
     let lib = cilksort(&["-n", "2"], &["-n", "100003"], &[]);
     assert_eq!(lib["solver"], "cilksort", "{lib}");
-    let hand = cilksort(&["-n", "2"], &["-n", "100003", "--hand-written"], &[]);
-    assert_eq!(hand["solver"], "cilksort-hand-written", "{hand}");
-    cilksort(&["-n", "1"], &["-n", "65536", "--seq", "--hand-written"], &[]);
 }
 
 #[test]

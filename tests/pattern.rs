@@ -70,6 +70,9 @@ fn misuse_ends_the_job_with_a_message_naming_the_pattern() {
     for (misuse, message) in [
         ("unequal-lengths", "for_each: the zipped slices differ in length ([10, 9])"),
         ("short-destination", "transform: the destination has 9 elements, the source 10"),
+        ("overlap", "transform: the destination overlaps a source"),
+        ("impure-filter", "filter_map: f answered differently for the same item on its two calls"),
+        ("stale-list", "GlobalVec: a list was used after free, into_slice or append consumed it"),
     ] {
         let out = patterns(&["-n", "2"], &["--misuse", misuse], &[]);
         assert!(out.code.is_some_and(|c| c != 0), "{misuse}: {}", out.describe());
@@ -119,4 +122,14 @@ fn the_readme_patterns_program_is_the_tour_example_and_every_check_passes() {
         assert_eq!(out.code, Some(0), "{what}: {}", out.describe());
         assert_eq!(out.stdout.trim(), expect, "{what}: {}", out.describe());
     }
+}
+
+#[test]
+fn scratch_is_reused_so_many_rounds_fit_a_small_heap() {
+    // 64 rounds of sort (a 512 KiB scratch), filter, a 2 KiB-accumulator
+    // histogram and a scan on a live distributed array, in a 16 MiB heap
+    // (8 MiB symmetric): 32 MiB of scratch if none were reused.
+    let out = patterns(&["-n", "2"], &["--scratch-rounds", "64"], &[("UAT_GLOBAL_HEAP", "16M")]);
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    assert_eq!(out.json()["runs"], 64, "{}", out.describe());
 }

@@ -2,12 +2,11 @@
 //! distributed global array, sorted with Cilk's structure — split in four,
 //! sort the quarters in parallel, merge pairs in parallel into a temporary
 //! array and merge back, each merge parallel by binary search — with leaf
-//! sorts and serial merges below the cut-offs. By default the sort is the
-//! library's (`uat::pattern::sort_unstable_in`, grain = the sort cut-off,
-//! the merge cut-off being the same); `--hand-written` runs this file's own
-//! copy of the same structure on the library's kernels
-//! (`uat::pattern::sort::kernels`), with its own merge cut-off, as the
-//! reference the library is measured against. Verified every run: the
+//! sorts and serial merges below the cut-off: the library's
+//! `uat::pattern::sort_unstable_in` (its grain is the cut-off). It replaced
+//! this file's hand-written copy of the same structure, which it matched
+//! (0.96× its sort time at 1 and 2 ranks, docs/results/2026-11-26-patterns/).
+//! Verified every run: the
 //! output is sorted and has the input's count and checksum (computed from
 //! the generator on its own). Prints one JSON line; `time_s` covers the
 //! parallel generation, the sort and the parallel check. Memory is
@@ -27,7 +26,6 @@ use serde_json::{json, Map};
 use uat::global::GlobalSlice;
 use uat_bench::{Common, Harness, RayonArg};
 
-use uat::pattern::sort::kernels::{merge_u64 as merge_serial, sort_u64 as sort_leaf};
 use uat::pattern::Policy;
 
 /// Sorts N pseudo-random u64 in global memory (cilksort).
@@ -40,18 +38,10 @@ struct Options {
     /// Seed of the keys.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Below this many keys a part is sorted serially (Cilk's QUICKSIZE).
+    /// Below this many keys a part is sorted, and a merge made, serially
+    /// (Cilk's QUICKSIZE and MERGESIZE; the pattern's grain).
     #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u64).range(4..=2048))]
     sort_cutoff: u64,
-    /// Below this many keys a merge is serial (Cilk's MERGESIZE;
-    /// `--hand-written` only: the library's merge cut-off is its grain,
-    /// the sort cut-off).
-    #[arg(long, default_value_t = 2048, value_parser = clap::value_parser!(u64).range(2..=2048))]
-    merge_cutoff: u64,
-    /// Sort with this file's hand-written cilksort instead of the
-    /// library's `sort_unstable_in` (the same structure and kernels).
-    #[arg(long)]
-    hand_written: bool,
     /// Time `slice::sort_unstable` of the same keys instead (generated,
     /// sorted and checked serially on rank 0, in a `Vec`): the baseline.
     #[arg(long)]
@@ -60,14 +50,6 @@ struct Options {
     common: Common,
     #[command(flatten)]
     rayon: RayonArg,
-}
-
-#[derive(Clone, Copy)]
-struct Cut {
-    sort: usize,
-    merge: usize,
-    /// The hand-written cilksort, not the library's.
-    hand_written: bool,
 }
 
 fn key(seed: u64, i: u64) -> u64 {
@@ -120,64 +102,6 @@ fn check<const SEQ: bool>(a: GlobalSlice<u64>) -> (bool, u64, u64, u64, u64) {
     (p.0 && q.0 && p.4 <= q.3, p.1 + q.1, p.2.wrapping_add(q.2), p.3, q.4)
 }
 
-/// Merges sorted `a` and `b` into `dest` (`a.len() + b.len()` long).
-fn merge<const SEQ: bool>(a: GlobalSlice<u64>, b: GlobalSlice<u64>, dest: GlobalSlice<u64>, cut: Cut) {
-    let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
-    if a.is_empty() {
-        return;
-    }
-    if a.len() + b.len() <= cut.merge {
-        a.read(|x| b.read(|y| dest.write(|d| merge_serial(x, y, d))));
-        return;
-    }
-    // Split the longer at its middle and the shorter where that key goes.
-    let split_a = a.len() / 2;
-    let pivot = a.get(split_a);
-    let split_b = b.partition_point(|&k| k < pivot);
-    let (a1, a2) = a.split_at(split_a);
-    let (b1, b2) = b.split_at(split_b);
-    let (d1, d2) = dest.split_at(split_a + split_b);
-    both::<SEQ, _, _, _, _>(
-        move || merge::<SEQ>(a1, b1, d1, cut),
-        move || merge::<SEQ>(a2, b2, d2, cut),
-    );
-}
-
-/// Sorts `a`, using `tmp` (as long) as scratch.
-fn cilksort<const SEQ: bool>(a: GlobalSlice<u64>, tmp: GlobalSlice<u64>, cut: Cut) {
-    let n = a.len();
-    if n <= cut.sort {
-        a.update(sort_leaf);
-        return;
-    }
-    let q = n / 4;
-    let (a12, a34) = a.split_at(2 * q);
-    let (a1, a2) = a12.split_at(q);
-    let (a3, a4) = a34.split_at(q);
-    let (t12, t34) = tmp.split_at(2 * q);
-    let (t1, t2) = t12.split_at(q);
-    let (t3, t4) = t34.split_at(q);
-    both::<SEQ, _, _, _, _>(
-        move || {
-            both::<SEQ, _, _, _, _>(
-                move || cilksort::<SEQ>(a1, t1, cut),
-                move || cilksort::<SEQ>(a2, t2, cut),
-            )
-        },
-        move || {
-            both::<SEQ, _, _, _, _>(
-                move || cilksort::<SEQ>(a3, t3, cut),
-                move || cilksort::<SEQ>(a4, t4, cut),
-            )
-        },
-    );
-    both::<SEQ, _, _, _, _>(
-        move || merge::<SEQ>(a1, a2, t12, cut),
-        move || merge::<SEQ>(a3, a4, t34, cut),
-    );
-    merge::<SEQ>(t12, t34, a, cut);
-}
-
 /// The keys and the sort's scratch array (as long).
 #[derive(Clone, Copy)]
 struct Arrays {
@@ -221,17 +145,13 @@ fn verdict(sorted: bool, sum: u64) -> u64 {
 /// its continuation may have moved to another rank, whose clock is the
 /// same CLOCK_MONOTONIC on one host (`sort_s` is not comparable across
 /// hosts).
-fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: Cut) -> Sorted {
+fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: usize) -> Sorted {
     let Arrays { keys, tmp } = arrays;
     generate::<SEQ>(keys, 0, seed);
     let start = Instant::now();
-    if cut.hand_written {
-        cilksort::<SEQ>(keys, tmp, cut);
-    } else {
-        let policy = Policy::default().with_grain(cut.sort);
-        let policy = if SEQ { policy.sequential() } else { policy };
-        uat::pattern::sort_unstable_in(policy, keys, tmp);
-    }
+    let policy = Policy::default().with_grain(cut);
+    let policy = if SEQ { policy.sequential() } else { policy };
+    uat::pattern::sort_unstable_in(policy, keys, tmp);
     let sort_s = start.elapsed().as_secs_f64();
     let (sorted, count, sum, _, _) = check::<SEQ>(keys);
     // Freed inside the measured run: its stats are the ones reported.
@@ -299,11 +219,7 @@ fn main() {
     // --sort-unstable: the baseline is the timed path, on rank 0.
     o.common.seq |= o.sort_unstable;
     let (n, seed) = (o.n as usize, o.seed);
-    let cut = Cut {
-        sort: o.sort_cutoff as usize,
-        merge: o.merge_cutoff as usize,
-        hand_written: o.hand_written,
-    };
+    let cut = o.sort_cutoff as usize;
     // SAFETY: the benchmark's tasks keep only plain values (tree nodes,
     // board masks, depths, global-memory handles) across spawn and join,
     // and `gasnet` serves only for its rank and to end the job from here on.
@@ -360,8 +276,6 @@ fn main() {
         "sort_unstable"
     } else if o.rayon.rayon.is_some() {
         "par_sort_unstable"
-    } else if o.hand_written {
-        "cilksort-hand-written"
     } else {
         "cilksort"
     };
@@ -373,7 +287,7 @@ fn main() {
     let expected = (0..o.n).fold(0u64, |s, i| s.wrapping_add(key(seed, i)));
     h.finish(
         "cilksort",
-        json!({"n": o.n, "seed": seed, "sort_cutoff": o.sort_cutoff, "merge_cutoff": o.merge_cutoff}),
+        json!({"n": o.n, "seed": seed, "sort_cutoff": o.sort_cutoff}),
         outcome,
         Some(expected),
         extra,

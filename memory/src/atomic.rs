@@ -125,6 +125,6 @@ impl GlobalAtomicU64 {
     /// Frees the word (once).
     pub fn free(self) {
         let w = Here::for_thread("GlobalAtomicU64::free");
-        heap::free(w, self.rank, self.addr, false);
+        heap::free(w, self.rank, self.addr, None);
     }
 }

@@ -231,7 +231,8 @@ pub(crate) fn alloc_symmetric(w: Here, bytes: usize) -> usize {
         if need > capacity - offset {
             fatal(format_args!(
                 "the global heap's symmetric zone is full: {} requested on every rank, {} left (half of \
-                 UAT_GLOBAL_HEAP={}, reclaimed when every distributed allocation is freed); raise UAT_GLOBAL_HEAP \
+                 UAT_GLOBAL_HEAP={}; the topmost allocation is reclaimed when it is freed, the rest when every \
+                 distributed allocation is); raise UAT_GLOBAL_HEAP \
                  or free global memory",
                 fmt_size(bytes),
                 fmt_size((capacity - offset) as usize),
@@ -257,25 +258,40 @@ pub(crate) fn alloc_symmetric(w: Here, bytes: usize) -> usize {
 }
 
 /// Frees the block whose data starts at `data`: a local-zone block of
-/// `rank`, or (`symmetric`) a symmetric allocation. Ends the job with a
-/// message when it is not a live block.
-pub(crate) fn free(w: Here, rank: u32, data: usize, symmetric: bool) {
-    let header_rank = if symmetric { 0 } else { rank };
+/// `rank`, or (`symmetric: Some(bytes)`, what `alloc_symmetric` was asked
+/// for) a symmetric allocation. Ends the job with a message when it is not
+/// a live block.
+///
+/// The symmetric zone is a bump pointer: a free lowers the live count, and
+/// when the block is the topmost one the pointer goes back to its start
+/// (so scratch freed in the reverse order of allocation — a pattern's,
+/// while the input it works on stays live — is reused at once); the whole
+/// zone is reclaimed when nothing is live.
+pub(crate) fn free(w: Here, rank: u32, data: usize, symmetric: Option<usize>) {
+    let header_rank = if symmetric.is_some() { 0 } else { rank };
     if !mark_free(w, header_rank, data) {
         fatal(format_args!(
             "a global slice at {data:#x} (rank {rank}) was freed twice, or is not an allocation: free only what \
              alloc returned, once"
         ));
     }
-    if symmetric {
-        let control = w.remote(0, mem(w).heap.zones().symmetric_control());
+    if let Some(bytes) = symmetric {
+        let zones = mem(w).heap.zones();
+        let control = w.remote(0, zones.symmetric_control());
+        // The block's offset and end in the zone (as alloc_symmetric made
+        // them: the header, then the data rounded up to granules).
+        let start = (data - HEADER - zones.symmetric_data()) as u64;
+        let end = start + granules(bytes).map_or(u64::MAX, |b| (b + HEADER) as u64);
         let mut old = mem(w).atomics.apply(0, control, AtomicOp::Load, 0, 0);
         loop {
             let live = (old >> LIVE_SHIFT) - 1;
+            let offset = old & OFFSET_MASK;
             let new = if live == 0 {
                 0
+            } else if offset == end {
+                (live << LIVE_SHIFT) | start
             } else {
-                (live << LIVE_SHIFT) | (old & OFFSET_MASK)
+                (live << LIVE_SHIFT) | offset
             };
             let seen = mem(w).atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
             if seen == old {
@@ -304,6 +320,27 @@ pub(crate) fn is_live(w: Here, rank: u32, data: usize) -> bool {
     }
     let header = w.remote(rank, data - HEADER);
     mem(w).atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+}
+
+/// Whether `[data, data + bytes)` lies in one zone of the heap and `data`
+/// is the data address of a live block there (its header word, on `rank`
+/// for the local zone and on rank 0 for the symmetric one, says so):
+/// what a handle read back from global memory is checked against before it
+/// is used ([`crate::GlobalSlice::from_raw_checked`]).
+pub(crate) fn is_live_block(w: Here, rank: u32, data: usize, bytes: usize) -> bool {
+    let zones = mem(w).heap.zones();
+    let inside = |(lo, hi): (usize, usize)| {
+        data >= lo + HEADER && data.is_multiple_of(HEADER) && data.checked_add(bytes).is_some_and(|end| end <= hi)
+    };
+    let header_rank = if inside(zones.local) {
+        rank
+    } else if inside((zones.symmetric_data(), zones.symmetric.1)) {
+        0
+    } else {
+        return false;
+    };
+    let header = w.remote(header_rank, data - HEADER);
+    mem(w).atomics.apply(header_rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
 }
 
 extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {

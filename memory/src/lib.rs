@@ -112,7 +112,11 @@ impl Layer for GlobalMemory {
     fn acquire(&self, w: Here, at: Acquire) {
         let m = mem(w);
         match at {
-            Acquire::Steal | Acquire::Join | Acquire::RunStart => m.acquire(w),
+            Acquire::Join => {
+                m.refuse_join_in_checkout();
+                m.acquire(w)
+            }
+            Acquire::Steal | Acquire::RunStart => m.acquire(w),
             Acquire::Collective => m.acquire_point(w),
             Acquire::RunEnd => m.end_of_run(w),
         }
@@ -200,12 +204,10 @@ impl Memory {
     #[cold]
     #[inline(never)]
     fn acquire_slow(&self, w: Here) {
-        if !self.active.borrow().is_empty() {
-            fatal(format_args!(
-                "JoinHandle::join was called inside a checkout of global memory, and the joined task ran on another \
-                 process. Rule: a checkout (GlobalSlice::read/update/write) must not span a spawn or a join"
-            ));
-        }
+        // A steal resumes a continuation pushed outside any checkout (a
+        // spawn inside one is refused), and a run starts outside tasks; a
+        // join inside one was refused before (`refuse_join_in_checkout`).
+        debug_assert!(self.active.borrow().is_empty(), "an acquire point inside a checkout");
         self.cache.borrow_mut().acquire(w);
         self.update_mark(w);
     }
@@ -224,6 +226,19 @@ impl Memory {
             ));
         }
         self.release_slow(w);
+    }
+
+    /// A join took the result of a task that ended on another process: on
+    /// every conduit (whether or not this process caches anything, so that
+    /// a program refused over the network is refused on one host too), a
+    /// checkout must not span it.
+    fn refuse_join_in_checkout(&self) {
+        if !self.active.borrow().is_empty() {
+            fatal(format_args!(
+                "JoinHandle::join was called inside a checkout of global memory, and the joined task ran on another \
+                 process. Rule: a checkout (GlobalSlice::read/update/write) must not span a spawn or a join"
+            ));
+        }
     }
 
     /// A join is about to wait (and the worker to run other tasks).

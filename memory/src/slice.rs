@@ -169,12 +169,12 @@ impl<T: Pod> GlobalSlice<T> {
             mem(w).forget_range(w, rank, addr, len, false);
         }
         let symmetric = self.base >= mem(w).heap.zones().symmetric.0;
-        let rank = if self.place & BLOCK_FLAG != 0 {
-            0
+        let (rank, per_rank) = if self.place & BLOCK_FLAG != 0 {
+            (0, (self.place & !BLOCK_FLAG) as usize)
         } else {
-            self.place as u32
+            (self.place as u32, self.total)
         };
-        heap::free(w, rank, self.base, symmetric);
+        heap::free(w, rank, self.base, symmetric.then(|| Self::bytes(per_rank)));
     }
 
     /// This slice as two words of plain data, to keep in global memory
@@ -194,7 +194,35 @@ impl<T: Pod> GlobalSlice<T> {
         [self.base as u64 | (self.place << 48), self.len as u64]
     }
 
-    /// The slice whose [`to_raw`](Self::to_raw) gave `raw`.
+    /// The slice whose [`to_raw`](Self::to_raw) gave `raw`, if `raw` names
+    /// a live allocation of this many `T` in the global heap of a rank of
+    /// this job (checked: the rank, the zone's bounds, and the block's
+    /// header, one atomic load on its home rank); `None` for anything else,
+    /// such as words read back after their allocation was freed. A handle
+    /// kept in global memory (a list's links, a tree's children) is safe to
+    /// read back with it: at worst (words rewritten after a free) it names
+    /// live memory of the heap, never memory outside it.
+    pub fn from_raw_checked(raw: [u64; 2]) -> Option<GlobalSlice<T>> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::CHECK;
+        let w = Here::for_thread("GlobalSlice::from_raw_checked");
+        let (base, rank, len) = ((raw[0] & ((1 << 48) - 1)) as usize, raw[0] >> 48, raw[1] as usize);
+        let bytes = len.checked_mul(std::mem::size_of::<T>())?;
+        if rank >= u64::from(w.ranks()) || !heap::is_live_block(w, rank as u32, base, bytes) {
+            return None;
+        }
+        Some(GlobalSlice {
+            base,
+            place: rank,
+            start: 0,
+            len,
+            total: len,
+            _t: PhantomData,
+        })
+    }
+
+    /// The slice whose [`to_raw`](Self::to_raw) gave `raw`, unchecked (see
+    /// [`from_raw_checked`](Self::from_raw_checked)).
     ///
     /// # Safety
     ///
@@ -211,6 +239,19 @@ impl<T: Pod> GlobalSlice<T> {
             total: len,
             _t: PhantomData,
         }
+    }
+
+    /// Whether this slice and `other` share a byte of global memory (parts
+    /// of one allocation whose byte ranges meet; different allocations
+    /// never do). Patterns refuse a destination that overlaps a source.
+    pub fn overlaps<U: Pod>(&self, other: &GlobalSlice<U>) -> bool {
+        if self.base != other.base || self.place != other.place || self.len == 0 || other.len == 0 {
+            return false;
+        }
+        let (a, b) = (std::mem::size_of::<T>(), std::mem::size_of::<U>());
+        let (lo1, hi1) = (self.start * a, (self.start + self.len) * a);
+        let (lo2, hi2) = (other.start * b, (other.start + other.len) * b);
+        lo1 < hi2 && lo2 < hi1
     }
 
     /// Elements in this slice.

@@ -32,8 +32,9 @@ use crate::reduce::{LeafItems, Monoid, Reducer};
 use crate::source::{slice_part_end, Source};
 use crate::{GlobalSlice, Pod, Zeroable};
 
-/// A `GlobalSlice`'s words, as a node stores them.
-type Handle = [u64; 5];
+/// A whole one-rank allocation's words, as a node stores them
+/// ([`GlobalSlice::to_raw`]).
+type Handle = [u64; 2];
 
 /// A node of the list (one element of a global allocation of its own).
 #[derive(Clone, Copy, Pod, Zeroable)]
@@ -51,21 +52,21 @@ struct Node {
     chunks: u64,
 }
 
-/// `s`'s words.
-fn encode<X>(s: GlobalSlice<X>) -> Handle {
-    assert_eq!(std::mem::size_of::<GlobalSlice<X>>(), std::mem::size_of::<Handle>());
-    // SAFETY: same size (checked); a GlobalSlice is plain words (Copy, no
-    // padding, no pointers into process memory: it is valid on every rank).
-    unsafe { std::mem::transmute_copy(&s) }
+/// `s`'s words (a whole allocation of this rank: `alloc`'s).
+fn encode<X: Pod>(s: GlobalSlice<X>) -> Handle {
+    s.to_raw()
 }
 
-/// The slice [`encode`] encoded.
-///
-/// # Safety
-/// `h` came from `encode::<X>`.
-unsafe fn decode<X>(h: Handle) -> GlobalSlice<X> {
-    // SAFETY: the caller's contract (and the size checked by encode).
-    unsafe { std::mem::transmute_copy(&h) }
+/// The slice `encode` gave `h`, checked to be a live allocation: a list's
+/// handle is `Copy`, and one used after `free`, `into_slice` or `append`
+/// consumed it reads words that may since have been freed or rewritten.
+fn decode<X: Pod>(h: Handle) -> GlobalSlice<X> {
+    GlobalSlice::from_raw_checked(h).unwrap_or_else(|| {
+        panic!(
+            "GlobalVec: a list was used after free, into_slice or append consumed it (its nodes are freed or \
+             reused): use only the list append returns"
+        )
+    })
 }
 
 /// A growable result in global memory: a list of chunks behind a `Copy`
@@ -125,7 +126,7 @@ impl<T: Pod> GlobalVec<T> {
             0,
             Node {
                 data: encode(data),
-                next: [0; 5],
+                next: [0; 2],
                 tail: encode(node),
                 has_next: 0,
                 len: items.len() as u64,
@@ -161,12 +162,15 @@ impl<T: Pod> GlobalVec<T> {
         };
         let mut head = h.get(0);
         let theirs = o.get(0);
+        assert!(
+            encode(h) != encode(o),
+            "GlobalVec::append of a list to itself (append consumes both lists)"
+        );
         if head.tail == encode(h) {
             head.next = encode(o);
             head.has_next = 1;
         } else {
-            // SAFETY: a node's tail is a node's handle.
-            let tail = unsafe { decode::<Node>(head.tail) };
+            let tail = decode::<Node>(head.tail);
             let mut last = tail.get(0);
             last.next = encode(o);
             last.has_next = 1;
@@ -184,9 +188,8 @@ impl<T: Pod> GlobalVec<T> {
         let mut at = self.head;
         while let Some(n) = at {
             let node = n.get(0);
-            // SAFETY: nodes hold handles they were given by encode.
-            let (data, next) = unsafe { (decode::<T>(node.data), decode::<Node>(node.next)) };
-            at = (node.has_next != 0).then_some(next);
+            let data = decode::<T>(node.data);
+            at = (node.has_next != 0).then(|| decode::<Node>(node.next));
             f(n, data);
         }
     }
@@ -210,19 +213,19 @@ impl<T: Pod> GlobalVec<T> {
     /// task per chunk).
     pub fn into_slice_with(self, policy: Policy) -> GlobalSlice<T> {
         let out = alloc_like_input::<T>(self.len());
-        let mut table: Vec<[u64; 6]> = Vec::with_capacity(self.chunks());
+        let mut table: Vec<[u64; 3]> = Vec::with_capacity(self.chunks());
         let mut at = 0u64;
         self.walk(|n, d| {
             let e = encode(d);
-            table.push([e[0], e[1], e[2], e[3], e[4], at]);
+            table.push([e[0], e[1], at]);
             at += d.len() as u64;
             n.free();
         });
         if table.is_empty() {
             return out;
         }
-        let t = GlobalSlice::<[u64; 6]>::alloc(table.len());
-        let max = policy.chunk_items(48);
+        let t = GlobalSlice::<[u64; 3]>::alloc(table.len());
+        let max = policy.chunk_items(24);
         for (k, part) in table.chunks(max).enumerate() {
             t.slice(k * max..k * max + part.len()).copy_from_slice(part);
         }
@@ -234,9 +237,8 @@ impl<T: Pod> GlobalVec<T> {
         let step = policy.chunk_items(2 * size);
         par_blocks(policy.with_grain(1), entries, move |k, _, _| {
             let e = t.get(k);
-            // SAFETY: the table holds chunk handles made by encode.
-            let data = unsafe { decode::<T>([e[0], e[1], e[2], e[3], e[4]]) };
-            let dst = out.slice(e[5] as usize..e[5] as usize + data.len());
+            let data = decode::<T>([e[0], e[1]]);
+            let dst = out.slice(e[2] as usize..e[2] as usize + data.len());
             chunks(
                 0,
                 data.len(),
@@ -370,7 +372,8 @@ where
 /// Two passes over `src`, as a parallel filter into one array must make:
 /// each leaf counts what it keeps, the counts' exclusive scan places every
 /// leaf's items, and each leaf writes them at their place. `f` is called
-/// twice per item (it is `Fn`: the same item gives the same answer). The
+/// twice per item and must answer the same both times (a pure function;
+/// the job ends with a message naming `filter_map` otherwise). The
 /// output is allocated once, at its exact length; nothing else is. (The
 /// [`Collect`] reducer gathers in one pass into a [`GlobalVec`] instead,
 /// for sources that are not slices, such as a tree's nodes.)
@@ -439,6 +442,13 @@ where
     let out_max = policy.chunk_items(size);
     par_blocks(policy, n, move |k, lo, hi| {
         let mut at = counts.get(k) as usize;
+        // Where the next leaf's items start: this leaf keeps exactly what it
+        // counted, or it would write into the next leaf's place while that
+        // leaf runs.
+        let end = if k + 1 < blocks { counts.get(k + 1) } else { total } as usize;
+        let changed = || -> ! {
+            panic!("filter_map: f answered differently for the same item on its two calls (it must be a pure function)")
+        };
         let mut buf: Vec<U> = Vec::with_capacity(max.min(hi - lo));
         chunks(
             lo,
@@ -454,6 +464,9 @@ where
                         }
                     })
                 });
+                if at + buf.len() > end {
+                    changed()
+                }
                 let dst = out.slice(at..at + buf.len());
                 chunks(
                     0,
@@ -465,6 +478,9 @@ where
                 at += buf.len();
             },
         );
+        if at != end {
+            changed()
+        }
     });
     counts.free();
     out

@@ -9,7 +9,7 @@
 //! (the runtime ends the job if it does).
 
 use crate::policy::{chunks, par_blocks, Policy};
-use crate::source::{slice_part_end, Source, Target};
+use crate::source::{refuse_overlap, slice_part_end, Source, Target};
 use crate::{GlobalSlice, Pod};
 
 /// Calls `f` on every item of `src` (one slice or a zip of two or three),
@@ -92,6 +92,7 @@ where
     F: for<'a> Fn(usize, M::ChunkMut<'a>) + Copy + Send + 'static,
 {
     let n = dst.length("for_each_mut");
+    refuse_overlap("for_each_mut", dst.overlapping());
     let max = policy.chunk_items(M::item_bytes());
     par_blocks(policy, n, move |_, lo, hi| {
         chunks(lo, hi, max, |a, b| dst.part_end(a, b), |a, b| dst.sub(a, b).update(|c| f(a, c)))
@@ -148,6 +149,7 @@ where
     F: Fn(S::Item) -> T + Copy + Send + 'static,
 {
     let n = src.length("transform");
+    refuse_overlap("transform", src.overlaps(&dst));
     assert_eq!(
         dst.len(),
         n,

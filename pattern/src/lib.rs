@@ -27,7 +27,8 @@
 //! - [`collect`]: [`GlobalVec`] (a growable result), [`filter`],
 //!   [`filter_map`].
 //!
-//! Every function has a default form and a `_with(policy, ...)` form.
+//! Every function but `partition_point` (a binary search, no tasks) has a
+//! default form and a `_with(policy, ...)` form.
 //! Closures are `Fn(..) + Copy + Send + 'static` (they travel with the
 //! tasks, possibly to another rank); elements are [`Pod`]. Misuse (zipped
 //! slices of unequal lengths, a destination of the wrong length) panics

@@ -29,11 +29,13 @@ pub const DEFAULT_GRAIN: usize = 1 << 15;
 
 /// The default checkout bound: 64 KiB. No task of any pattern checks out
 /// more than this many bytes at once (all the slices it has checked out
-/// together), except [`GlobalSlice::partition_point`](crate::GlobalSlice::partition_point)'s
-/// searches, which read by reference where memory is mapped and element by
-/// element elsewhere. Across the network a checkout is fetched into (and
-/// written back from) the software cache, so this bounds what a leaf
-/// pins there.
+/// together), with these exceptions: [`GlobalSlice::partition_point`](crate::GlobalSlice::partition_point)'s
+/// searches (they read by reference where memory is mapped and element by
+/// element elsewhere); a reduction's accumulator larger than the bound
+/// (its slot is one checkout); and sort and merge leaves of elements
+/// larger than an eighth of the bound (a leaf has at least 4 elements).
+/// Across the network a checkout is fetched into (and written back from)
+/// the software cache, so this bounds what a leaf pins there.
 pub const DEFAULT_CHECKOUT: usize = 64 << 10;
 
 /// How a pattern splits its work: the grain (elements per leaf task), the

@@ -24,7 +24,7 @@
 use crate::bytes::alloc_like_input;
 use crate::policy::{chunks, par_blocks, Policy};
 use crate::reduce::Monoid;
-use crate::source::slice_part_end;
+use crate::source::{refuse_overlap, slice_part_end};
 use crate::{GlobalSlice, Pod};
 
 /// Writes `dst[i] = src[0] ⊕ … ⊕ src[i]` (`⊕`: `monoid.combine`).
@@ -74,6 +74,7 @@ fn scan<T: Pod, M: Monoid<Acc = T>>(
         "{what}: the destination has {} elements, the source {n}",
         dst.len()
     );
+    refuse_overlap(what, src.overlaps(&dst));
     let blocks = p.blocks(n);
     if blocks == 0 {
         return m.identity();

@@ -35,6 +35,8 @@ pub trait Source: Copy + Send + 'static {
     fn read<R>(&self, f: impl FnOnce(Self::Chunk<'_>) -> R) -> R;
     /// Calls `f` on every item of a chunk, in order.
     fn items(c: Self::Chunk<'_>, f: impl FnMut(Self::Item));
+    /// Whether a slice of this source shares memory with `s`.
+    fn overlaps<X: Pod>(&self, s: &GlobalSlice<X>) -> bool;
 }
 
 /// One slice, or two or three zipped slices of equal length, of which a
@@ -56,6 +58,17 @@ pub trait Target: Copy + Send + 'static {
     fn update<R>(&self, f: impl FnOnce(Self::ChunkMut<'_>) -> R) -> R;
     /// Calls `f` on every item of a chunk, in order.
     fn items_mut(c: Self::ChunkMut<'_>, f: impl FnMut(Self::ItemMut<'_>));
+    /// Whether the updated slice shares memory with one it reads.
+    fn overlapping(&self) -> bool;
+}
+
+/// Ends the job (a panic) when a pattern's destination overlaps what it
+/// reads: leaves run in parallel, so one would write what another reads.
+pub(crate) fn refuse_overlap(what: &str, overlap: bool) {
+    assert!(
+        !overlap,
+        "{what}: the destination overlaps a source (one task would write what another reads): use separate slices"
+    );
 }
 
 /// The first index in `(lo, hi]` where `s`'s home rank changes after `lo`
@@ -106,6 +119,9 @@ impl<A: Pod> Source for GlobalSlice<A> {
             f(x)
         }
     }
+    fn overlaps<X: Pod>(&self, s: &GlobalSlice<X>) -> bool {
+        GlobalSlice::overlaps(self, s)
+    }
 }
 
 impl<A: Pod> Target for GlobalSlice<A> {
@@ -131,6 +147,9 @@ impl<A: Pod> Target for GlobalSlice<A> {
         for x in c {
             f(x)
         }
+    }
+    fn overlapping(&self) -> bool {
+        false
     }
 }
 
@@ -166,6 +185,9 @@ impl<A: Pod, B: Pod> Source for (GlobalSlice<A>, GlobalSlice<B>) {
             f((x, y))
         }
     }
+    fn overlaps<X: Pod>(&self, s: &GlobalSlice<X>) -> bool {
+        self.0.overlaps(s) || self.1.overlaps(s)
+    }
 }
 
 impl<A: Pod, B: Pod> Target for (GlobalSlice<A>, GlobalSlice<B>) {
@@ -191,6 +213,9 @@ impl<A: Pod, B: Pod> Target for (GlobalSlice<A>, GlobalSlice<B>) {
         for (x, &y) in a.iter_mut().zip(b) {
             f((x, y))
         }
+    }
+    fn overlapping(&self) -> bool {
+        self.0.overlaps(&self.1)
     }
 }
 
@@ -219,6 +244,9 @@ impl<A: Pod, B: Pod, C: Pod> Source for (GlobalSlice<A>, GlobalSlice<B>, GlobalS
             f((x, y, z))
         }
     }
+    fn overlaps<X: Pod>(&self, s: &GlobalSlice<X>) -> bool {
+        self.0.overlaps(s) || self.1.overlaps(s) || self.2.overlaps(s)
+    }
 }
 
 impl<A: Pod, B: Pod, C: Pod> Target for (GlobalSlice<A>, GlobalSlice<B>, GlobalSlice<C>) {
@@ -245,6 +273,9 @@ impl<A: Pod, B: Pod, C: Pod> Target for (GlobalSlice<A>, GlobalSlice<B>, GlobalS
         for ((x, &y), &z) in a.iter_mut().zip(b).zip(c) {
             f((x, y, z))
         }
+    }
+    fn overlapping(&self) -> bool {
+        self.0.overlaps(&self.1) || self.0.overlaps(&self.2)
     }
 }
 
@@ -289,5 +320,8 @@ impl<S: Source> Source for Enumerate<S> {
             f((i, x));
             i += 1;
         })
+    }
+    fn overlaps<X: Pod>(&self, s: &GlobalSlice<X>) -> bool {
+        self.src.overlaps(s)
     }
 }

@@ -1,7 +1,6 @@
 //! The patterns experiment (`uat::pattern`): each parallel pattern over
 //! global memory against a plain serial loop over a `Vec` and against rayon
 //! on the same keys (`benches/patterns.rs`, `op_s`: the operation alone),
-//! cilksort as the library's sort against the hand-written one (`sort_s`),
 //! and heat and uts-mem (global memory with real data) from 1 to 2 ranks
 //! and over the network with the software cache on and off.
 //! `scripts/reproduce.sh` runs every configuration once per round, so a
@@ -44,9 +43,6 @@ pub enum System {
 pub enum Kind {
     /// `patterns --op OP`.
     Op { op: String, system: System },
-    /// cilksort: the library's (`uat::pattern::sort_unstable_in`) or the
-    /// hand-written one.
-    Sort { hand_written: bool, ranks: u32 },
     /// heat or uts-mem on the run's own conduit.
     Mem { bench: String, ranks: u32 },
     /// heat or uts-mem over the network (the driver set `UAT_CACHE`).
@@ -97,16 +93,6 @@ pub fn kind(r: &Run) -> Option<Kind> {
             };
             Some(Kind::Op { op, system })
         }
-        "cilksort" => {
-            let hand_written = match out_str(r, "solver") {
-                Some(s) => s == "cilksort-hand-written",
-                None => has(r, "--hand-written"),
-            };
-            Some(Kind::Sort {
-                hand_written,
-                ranks: r.ranks,
-            })
-        }
         "heat" | "uts-mem" if r.env.contains("UAT_CACHE=") => Some(Kind::Net {
             bench: r.bench.clone(),
             path: r.conduit.clone().unwrap_or_default(),
@@ -125,7 +111,6 @@ pub fn kind(r: &Run) -> Option<Kind> {
 pub fn value(r: &Run) -> Option<f64> {
     match r.bench.as_str() {
         "patterns" => r.num(&["op_s"]),
-        "cilksort" => r.num(&["sort_s"]).or_else(|| r.time_s()),
         _ => r.time_s(),
     }
 }
@@ -300,48 +285,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         text.push('\n');
     }
 
-    // 2. cilksort: the library's sort against the hand-written one.
-    let mut sorts = Table::new(&[
-        "ranks",
-        "keys",
-        "library",
-        "hand-written",
-        "library / hand-written",
-        "pairs",
-    ]);
-    for n in [1, 2] {
-        let lib = get(Kind::Sort {
-            hand_written: false,
-            ranks: n,
-        });
-        let hand = get(Kind::Sort {
-            hand_written: true,
-            ranks: n,
-        });
-        if lib.is_empty() && hand.is_empty() {
-            continue;
-        }
-        let pairs = paired(lib, hand);
-        let keys = lib.iter().chain(hand).find_map(|r| r.num(&["params", "n"]));
-        sorts.push(vec![
-            n.to_string(),
-            count(keys),
-            secs(median_of(lib, value)),
-            secs(median_of(hand, value)),
-            ratio_cell(&pairs),
-            pairs.len().to_string(),
-        ]);
-    }
-    if !sorts.is_empty() {
-        text.push_str(
-            "\n**cilksort: the library's sort (`uat::pattern::sort_unstable_in`) against the hand-written one** \
-             (`benches/cilksort`, `sort_s`: the sort alone):\n\n",
-        );
-        text.push_str(&sorts.markdown());
-        text.push('\n');
-    }
-
-    // 3. heat and uts-mem from 1 to 2 ranks.
+    // 2. heat and uts-mem from 1 to 2 ranks.
     let mut scale = Table::new(&[
         "benchmark",
         "size",
@@ -453,11 +397,6 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
                     System::Loop => "loop".into(),
                     System::Rayon(t) => format!("rayon {t}"),
                 },
-                "",
-            ),
-            Some(Kind::Sort { hand_written, .. }) => (
-                String::new(),
-                if hand_written { "hand-written" } else { "library" }.into(),
                 "",
             ),
             Some(Kind::Net { cache, .. }) => (String::new(), "uat".into(), cache),
@@ -613,14 +552,7 @@ mod tests {
                 system: System::Pattern(2)
             })
         );
-        let hand = run(4, "cilksort", "-n 64 --hand-written", 2, None);
-        assert_eq!(
-            kind(&hand),
-            Some(Kind::Sort {
-                hand_written: true,
-                ranks: 2
-            })
-        );
+        assert_eq!(kind(&run(4, "cilksort", "-n 64", 2, None)), None);
         let mut net = run(5, "heat", "--rows 8", 2, None);
         net.env = "UAT_CACHE=off".into();
         net.conduit = Some("udp --real-udp".into());
@@ -667,24 +599,6 @@ mod tests {
             // sort: no loop goal.
             runs.push(op(next(), "sort", 1, "", Some(2.0)));
             runs.push(op(next(), "sort", 1, "--loop", Some(1.0)));
-            for (n, lib, hand) in [(1, 1.0, 2.0), (2, 0.6, 0.5)] {
-                runs.push(run(
-                    next(),
-                    "cilksort",
-                    "-n 64",
-                    n,
-                    Some(json!({"solver": "cilksort", "sort_s": lib, "time_s": 9.0, "params": {"n": 64}})),
-                ));
-                runs.push(run(
-                    next(),
-                    "cilksort",
-                    "-n 64 --hand-written",
-                    n,
-                    Some(
-                        json!({"solver": "cilksort-hand-written", "sort_s": hand, "time_s": 9.0, "params": {"n": 64}}),
-                    ),
-                ));
-            }
             for (n, t) in [(1, 1.0), (2, 0.4)] {
                 runs.push(run(
                     next(),
@@ -736,15 +650,6 @@ mod tests {
         let t = &sec.text;
         assert!(t.contains("| map-reduce | 2^10 | 1.00 s | 1.20 s | 0.50 s | 2.00 s | 0.25 s | 1.20 (1.000–1.500) | ✗ | 0.50 (0.500–2.000) | ✓ | 0.60 (0.500–1.500) |"), "{t}");
         assert!(t.contains("| sort |") && t.contains("(no goal)"), "{t}");
-        // cilksort compares sort_s: 1.0 / 2.0 at 1 rank, 0.6 / 0.5 at 2.
-        assert!(
-            t.contains("| 1 | 64 | 1.00 s | 2.00 s | 0.50 (0.500–0.500) | 3 |"),
-            "{t}"
-        );
-        assert!(
-            t.contains("| 2 | 64 | 0.60 s | 0.50 s | 1.20 (1.200–1.200) | 3 |"),
-            "{t}"
-        );
         // heat: 1.0 -> 0.4 s, 2.50×.
         assert!(
             t.contains("| heat | 8×8×2 | 1.00 s | 0.40 s | 2.50 (2.500–2.500) |"),

@@ -26,12 +26,12 @@
 //! | `release(Spawn)` | a `spawn`, mark set, before the continuation is pushed (stealable) | before the push's release store |
 //! | `release(Poll)` | a poll point (or a spawn's periodic poll), mark set | before Active Messages are served |
 //! | `release(TaskEnd)` | a task ends whose parent was stolen, and the root task's end | before its result is published (release store / put) |
-//! | `release(Collective)` | every collective of `Runtime` (barrier, broadcast, sums) | before the collective's first message |
+//! | `release(Collective)` | the collectives that order global memory: `barrier`, `broadcast`, `broadcast_value`, `sum_over_ranks`, and `exit` | before the collective's first message |
 //! | `acquire(Steal)` | a thief took a continuation | before the continuation resumes |
 //! | `acquire(Join)` | a join took a result that a task on another process completed | after the result's acquire load, before `join` returns |
 //! | `acquire(RunStart)` | `Runtime::run` on every rank | before the run's first barrier |
-//! | `acquire(Collective)` | every collective, after it | after its last message |
-//! | `acquire(RunEnd)` | the end of every run, every rank | after the root's result is taken, before the run's statistics |
+//! | `acquire(Collective)` | the same collectives but `exit`, after them | after their last message |
+//! | `acquire(RunEnd)` | the end of every run, every rank | after the root task ended everywhere (its result is complete), before the run's statistics and the result are handed back |
 //! | `before_suspend` | a join must wait (the thread leaves this worker) | before the switch |
 //!
 //! Every call is made on the worker thread, on the task's stack or the

@@ -1,5 +1,5 @@
 //! Cilksort's leaf sort: `sort_leaf(x)` sorts a part below the sort
-//! cut-off (at most 2048 keys) serially.
+//! cut-off (2048 keys by default; see `cut`) serially.
 //!
 //! - **AVX-512** (x86-64 with AVX-512F, detected at run time; parts of 64
 //!   keys or more): each block of 64 keys is sorted in eight registers

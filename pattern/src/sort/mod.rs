@@ -48,6 +48,7 @@ use std::cmp::Ordering;
 
 use crate::bytes::alloc_like_input;
 use crate::policy::{fork, Policy};
+use crate::source::refuse_overlap;
 use crate::{GlobalSlice, Pod};
 
 /// The serial kernels for `u64` keys, for programs that build their own
@@ -183,6 +184,7 @@ pub fn sort_unstable_in<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, scratch
         scratch.len(),
         a.len()
     );
+    refuse_overlap("sort_unstable_in", a.overlaps(&scratch));
     let c = cut(&policy, std::mem::size_of::<T>());
     sort(policy, c, a, scratch.slice(..a.len()), Natural)
 }
@@ -242,6 +244,7 @@ pub fn merge_with<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, b: GlobalSlic
         a.len(),
         b.len()
     );
+    refuse_overlap("merge", a.overlaps(&dst) || b.overlaps(&dst));
     let c = cut(&policy, std::mem::size_of::<T>());
     merge_rec(policy, c, a, b, dst, Natural)
 }
