@@ -406,8 +406,8 @@ fn root(o: uat::Cli<Options>) -> (u64, u32) {
         Some("impure-filter") => {
             let s = GlobalSlice::<u64>::alloc(1 << 16);
             let calls = GlobalAtomicU64::new(0);
-            // Keeps an item on one call and not on the next.
-            let kept = pattern::filter_map(s, move |x| (calls.fetch_add(1, Relaxed) % 2 == 0).then_some(x));
+            // Keeps every item on its first call and none on its second.
+            let kept = pattern::filter_map(s, move |x| (calls.fetch_add(1, Relaxed) < 1 << 16).then_some(x));
             unreachable!("filter_map refused an impure f ({} kept)", kept.len());
         }
         Some("stale-list") => {

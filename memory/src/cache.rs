@@ -80,6 +80,11 @@ impl Cache {
         }
     }
 
+    /// Whether the cache is on (`UAT_CACHE`).
+    pub(super) fn is_on(&self) -> bool {
+        self.on
+    }
+
     /// Whether dirty bytes wait for a release point.
     pub(super) fn is_dirty(&self) -> bool {
         self.dirty > 0
@@ -134,8 +139,10 @@ impl Cache {
         if !self.on {
             if fetch {
                 // SAFETY: `at` is `len` writable bytes of the mirror that no
-                // reference covers (no checkout of them is active: the
-                // checkout registry refused overlaps).
+                // reference covers: `Memory::view` asks only for bytes no
+                // other active checkout of this thread covers (the registry
+                // refuses overlaps with a write; read overlaps are fetched
+                // around).
                 unsafe { net(w).get_raw(at as *mut u8, rank, w.remote(rank, addr), len) };
                 w.count(Count::CacheMisses, 1);
                 w.count(Count::FetchedBytes, len as u64);

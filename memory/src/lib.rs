@@ -309,10 +309,37 @@ impl Memory {
     /// A view of `len` bytes at `rank`'s `addr` for a checkout (pinned in
     /// the cache when not mapped); end it with [`Memory::unview`].
     fn view(&self, w: Here, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
-        match Self::mapped(w, rank, addr) {
-            Some(p) => p as *mut u8,
-            None => self.cache.borrow_mut().view(w, rank, addr, len, fetch),
+        if let Some(p) = Self::mapped(w, rank, addr) {
+            return p as *mut u8;
         }
+        let mut cache = self.cache.borrow_mut();
+        if fetch && !cache.is_on() {
+            // With the cache off a checkout is fetched into its place in the
+            // mirror. Bytes another active checkout of this thread already
+            // covers (a read: overlaps with a write are refused) are there,
+            // under that checkout's live `&[T]`: fetch only the rest.
+            let mut covered: Vec<(usize, usize)> = Vec::new();
+            let mut this_one = false;
+            for b in self.active.borrow().iter().filter(|b| b.rank == rank) {
+                if !this_one && b.lo == addr && b.hi == addr + len {
+                    this_one = true;
+                } else if b.lo < addr + len && addr < b.hi {
+                    covered.push((b.lo.max(addr), b.hi.min(addr + len)));
+                }
+            }
+            if !covered.is_empty() {
+                covered.sort_unstable();
+                let mut at = addr;
+                for (lo, hi) in covered.into_iter().chain([(addr + len, addr + len)]) {
+                    if lo > at {
+                        cache.view(w, rank, at, lo - at, true);
+                    }
+                    at = at.max(hi);
+                }
+                return cache.view(w, rank, addr, len, false);
+            }
+        }
+        cache.view(w, rank, addr, len, fetch)
     }
 
     fn unview(&self, w: Here, rank: u32, addr: usize, len: usize, wrote: bool) {

@@ -372,8 +372,10 @@ where
 /// Two passes over `src`, as a parallel filter into one array must make:
 /// each leaf counts what it keeps, the counts' exclusive scan places every
 /// leaf's items, and each leaf writes them at their place. `f` is called
-/// twice per item and must answer the same both times (a pure function;
-/// the job ends with a message naming `filter_map` otherwise). The
+/// twice per item and must answer the same both times (a pure function:
+/// a leaf that keeps a different number of items the second time ends the
+/// job with a message naming `filter_map`, before it writes out of its
+/// place; an `f` that only changes which items it keeps goes unseen). The
 /// output is allocated once, at its exact length; nothing else is. (The
 /// [`Collect`] reducer gathers in one pass into a [`GlobalVec`] instead,
 /// for sources that are not slices, such as a tree's nodes.)
