@@ -6,10 +6,9 @@ use std::sync::atomic::Ordering;
 
 use am_fad::AtomicOp;
 
-use super::heap;
 use uni_threads::layer::Here;
 
-use crate::mem;
+use crate::state::mem;
 
 /// A u64 in the global heap of one rank that every rank updates with
 /// atomic operations (a best-so-far bound, a counter, a flag). It is
@@ -39,7 +38,7 @@ impl GlobalAtomicU64 {
     /// A new word holding `value`, on the calling task's rank.
     pub fn new(value: u64) -> GlobalAtomicU64 {
         let w = Here::for_thread("GlobalAtomicU64::new");
-        let addr = heap::alloc_local(w, 8);
+        let addr = mem(w).heap.alloc_local(w, 8);
         let a = GlobalAtomicU64 { rank: w.rank(), addr };
         a.op(w, AtomicOp::Store, value, 0);
         a
@@ -47,6 +46,7 @@ impl GlobalAtomicU64 {
 
     fn op(&self, w: Here, op: AtomicOp, a: u64, b: u64) -> u64 {
         mem(w)
+            .heap
             .atomics
             .apply(self.rank, w.remote(self.rank, self.addr), op, a, b)
     }
@@ -125,6 +125,6 @@ impl GlobalAtomicU64 {
     /// Frees the word (once).
     pub fn free(self) {
         let w = Here::for_thread("GlobalAtomicU64::free");
-        heap::free(w, self.rank, self.addr, None);
+        mem(w).heap.free(w, self.rank, self.addr, None);
     }
 }

@@ -27,7 +27,7 @@ use std::collections::HashMap;
 
 use uni_threads::layer::{fatal, fmt_size, Count, Here};
 
-use crate::net;
+use crate::net::net;
 
 /// One cached block.
 struct Block {

@@ -32,7 +32,7 @@ use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 
 use uni_threads::layer::{fatal, fmt_size, FuzzDraw, Here};
 
-use crate::{mem, net};
+use crate::net::net;
 
 /// Bytes of an allocation's header, and the alignment of every allocation.
 pub(crate) const HEADER: usize = 64;
@@ -181,166 +181,206 @@ impl LocalHeap {
     }
 }
 
-/// Writes a live block's header word (through global atomics: the header is
-/// an atomic word).
-fn mark_live(w: Here, rank: u32, data: usize) {
-    let header = w.remote(rank, data - HEADER);
-    mem(w)
-        .atomics
-        .apply(rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
+
+
+
+
+
+
+
+/// This process's heap: its local zone's free list and the global atomics
+/// every header word and the symmetric control word are reached through.
+pub(crate) struct Heap {
+    pub atomics: am_fad::GlobalAtomics,
+    pub local: &'static LocalHeap,
 }
 
-/// Clears a block's header word if it is live; false if it was not (freed
-/// already, or never allocated).
-fn mark_free(w: Here, rank: u32, data: usize) -> bool {
-    let header = w.remote(rank, data - HEADER);
-    let live = LIVE_TAG ^ data as u64;
-    mem(w).atomics.apply(rank, header, AtomicOp::CompareSwap, live, 0) == live
-}
-
-/// Allocates `bytes` in the calling rank's local zone; returns the data's
-/// arena address. Ends the job with a message when the zone is full.
-pub(crate) fn alloc_local(w: Here, bytes: usize) -> usize {
-    let heap = &mem(w).heap;
-    let Some(data) = heap.alloc(bytes) else {
-        fatal(format_args!(
-            "the global heap of rank {} is full: {} requested, {} free in its local zone (half of \
-             UAT_GLOBAL_HEAP={}); raise UAT_GLOBAL_HEAP or free global memory",
-            w.rank(),
-            fmt_size(bytes),
-            fmt_size(heap.free_bytes()),
-            fmt_size(w.config().get_global_heap()),
-        ))
-    };
-    mark_live(w, w.rank(), data);
-    data
-}
-
-/// Allocates `bytes` at the same offset on every rank (the symmetric zone);
-/// returns the data's arena address.
-pub(crate) fn alloc_symmetric(w: Here, bytes: usize) -> usize {
-    let zones = mem(w).heap.zones();
-    let control = w.remote(0, zones.symmetric_control());
-    let capacity = (zones.symmetric.1 - zones.symmetric_data()) as u64;
-    let need = granules(bytes)
-        .and_then(|b| b.checked_add(HEADER))
-        .unwrap_or(usize::MAX) as u64;
-    let mut old = mem(w).atomics.apply(0, control, AtomicOp::Load, 0, 0);
-    let offset = loop {
-        let (live, offset) = (old >> LIVE_SHIFT, old & OFFSET_MASK);
-        if need > capacity - offset {
-            fatal(format_args!(
-                "the global heap's symmetric zone is full: {} requested on every rank, {} left (half of \
-                 UAT_GLOBAL_HEAP={}; the topmost allocation is reclaimed when it is freed, the rest when every \
-                 distributed allocation is); raise UAT_GLOBAL_HEAP \
-                 or free global memory",
-                fmt_size(bytes),
-                fmt_size((capacity - offset) as usize),
-                fmt_size(w.config().get_global_heap()),
-            ));
-        }
-        if live + 1 >= 1 << (64 - LIVE_SHIFT) {
-            fatal(format_args!(
-                "more than {} distributed global allocations are live at once",
-                (1u64 << (64 - LIVE_SHIFT)) - 2
-            ));
-        }
-        let new = ((live + 1) << LIVE_SHIFT) | (offset + need);
-        let seen = mem(w).atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
-        if seen == old {
-            break offset;
-        }
-        old = seen;
-    };
-    let data = zones.symmetric_data() + offset as usize + HEADER;
-    mark_live(w, 0, data);
-    data
-}
-
-/// Frees the block whose data starts at `data`: a local-zone block of
-/// `rank`, or (`symmetric: Some(bytes)`, what `alloc_symmetric` was asked
-/// for) a symmetric allocation. Ends the job with a message when it is not
-/// a live block.
-///
-/// The symmetric zone is a bump pointer: a free lowers the live count, and
-/// when the block is the topmost one the pointer goes back to its start
-/// (so scratch freed in the reverse order of allocation — a pattern's,
-/// while the input it works on stays live — is reused at once); the whole
-/// zone is reclaimed when nothing is live.
-pub(crate) fn free(w: Here, rank: u32, data: usize, symmetric: Option<usize>) {
-    let header_rank = if symmetric.is_some() { 0 } else { rank };
-    if !mark_free(w, header_rank, data) {
-        fatal(format_args!(
-            "a global slice at {data:#x} (rank {rank}) was freed twice, or is not an allocation: free only what \
-             alloc returned, once"
-        ));
+impl Heap {
+    /// The zones (arena addresses, the same on every rank).
+    pub(crate) fn zones(&self) -> Zones {
+        self.local.zones()
     }
-    if let Some(bytes) = symmetric {
-        let zones = mem(w).heap.zones();
+
+    /// Writes a live block's header word (through global atomics: the header is
+    /// an atomic word).
+    fn mark_live(&self, w: Here, rank: u32, data: usize) {
+        let header = w.remote(rank, data - HEADER);
+        self.atomics
+            .apply(rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
+    }
+
+    /// Clears a block's header word if it is live; false if it was not (freed
+    /// already, or never allocated).
+    fn mark_free(&self, w: Here, rank: u32, data: usize) -> bool {
+        let header = w.remote(rank, data - HEADER);
+        let live = LIVE_TAG ^ data as u64;
+        self.atomics.apply(rank, header, AtomicOp::CompareSwap, live, 0) == live
+    }
+
+    /// Allocates `bytes` in the calling rank's local zone; returns the data's
+    /// arena address. Ends the job with a message when the zone is full.
+    pub(crate) fn alloc_local(&self, w: Here, bytes: usize) -> usize {
+        let heap = &self.local;
+        let Some(data) = heap.alloc(bytes) else {
+            fatal(format_args!(
+                "the global heap of rank {} is full: {} requested, {} free in its local zone (half of \
+                 UAT_GLOBAL_HEAP={}); raise UAT_GLOBAL_HEAP or free global memory",
+                w.rank(),
+                fmt_size(bytes),
+                fmt_size(heap.free_bytes()),
+                fmt_size(w.config().get_global_heap()),
+            ))
+        };
+        self.mark_live(w, w.rank(), data);
+        data
+    }
+
+    /// Allocates `bytes` at the same offset on every rank (the symmetric zone);
+    /// returns the data's arena address.
+    pub(crate) fn alloc_symmetric(&self, w: Here, bytes: usize) -> usize {
+        let zones = self.local.zones();
         let control = w.remote(0, zones.symmetric_control());
-        // The block's offset and end in the zone (as alloc_symmetric made
-        // them: the header, then the data rounded up to granules).
-        let start = (data - HEADER - zones.symmetric_data()) as u64;
-        let end = start + granules(bytes).map_or(u64::MAX, |b| (b + HEADER) as u64);
-        let mut old = mem(w).atomics.apply(0, control, AtomicOp::Load, 0, 0);
-        loop {
-            let live = (old >> LIVE_SHIFT) - 1;
-            let offset = old & OFFSET_MASK;
-            let new = if live == 0 {
-                0
-            } else if offset == end {
-                (live << LIVE_SHIFT) | start
-            } else {
-                (live << LIVE_SHIFT) | offset
-            };
-            let seen = mem(w).atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+        let capacity = (zones.symmetric.1 - zones.symmetric_data()) as u64;
+        let need = granules(bytes)
+            .and_then(|b| b.checked_add(HEADER))
+            .unwrap_or(usize::MAX) as u64;
+        let mut old = self.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+        let offset = loop {
+            let (live, offset) = (old >> LIVE_SHIFT, old & OFFSET_MASK);
+            if need > capacity - offset {
+                fatal(format_args!(
+                    "the global heap's symmetric zone is full: {} requested on every rank, {} left (half of \
+                     UAT_GLOBAL_HEAP={}; the topmost allocation is reclaimed when it is freed, the rest when every \
+                     distributed allocation is); raise UAT_GLOBAL_HEAP \
+                     or free global memory",
+                    fmt_size(bytes),
+                    fmt_size((capacity - offset) as usize),
+                    fmt_size(w.config().get_global_heap()),
+                ));
+            }
+            if live + 1 >= 1 << (64 - LIVE_SHIFT) {
+                fatal(format_args!(
+                    "more than {} distributed global allocations are live at once",
+                    (1u64 << (64 - LIVE_SHIFT)) - 2
+                ));
+            }
+            let new = ((live + 1) << LIVE_SHIFT) | (offset + need);
+            let seen = self.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
             if seen == old {
-                return;
+                break offset;
             }
             old = seen;
-        }
-    } else if rank == w.rank() {
-        if let Err(why) = mem(w).heap.release(data) {
-            fatal(format_args!("freeing global memory at {data:#x}: {why}"));
-        }
-    } else {
-        let [lo, hi] = split_u64(data as u64);
-        net(w).request(rank, GLOBAL_FREE, &[lo, hi]);
-        w.serve(rank);
+        };
+        let data = zones.symmetric_data() + offset as usize + HEADER;
+        self.mark_live(w, 0, data);
+        data
     }
-}
 
-/// Test support (the fuzzer): whether `data` is the data address of a live
-/// block of `rank`'s local zone (its header word says so; the zone's end
-/// included: an empty allocation in its last header).
-pub(crate) fn is_live(w: Here, rank: u32, data: usize) -> bool {
-    let (lo, hi) = mem(w).heap.zones().local;
-    if data < lo + HEADER || data > hi || !data.is_multiple_of(8) {
-        return false;
+    /// Frees the block whose data starts at `data`: a local-zone block of
+    /// `rank`, or (`symmetric: Some(bytes)`, what `alloc_symmetric` was asked
+    /// for) a symmetric allocation. Ends the job with a message when it is not
+    /// a live block.
+    ///
+    /// The symmetric zone is a bump pointer: a free lowers the live count, and
+    /// when the block is the topmost one the pointer goes back to its start
+    /// (so scratch freed in the reverse order of allocation — a pattern's,
+    /// while the input it works on stays live — is reused at once); the whole
+    /// zone is reclaimed when nothing is live.
+    pub(crate) fn free(&self, w: Here, rank: u32, data: usize, symmetric: Option<usize>) {
+        let header_rank = if symmetric.is_some() { 0 } else { rank };
+        if !self.mark_free(w, header_rank, data) {
+            fatal(format_args!(
+                "a global slice at {data:#x} (rank {rank}) was freed twice, or is not an allocation: free only what \
+                 alloc returned, once"
+            ));
+        }
+        if let Some(bytes) = symmetric {
+            let zones = self.local.zones();
+            let control = w.remote(0, zones.symmetric_control());
+            // The block's offset and end in the zone (as alloc_symmetric made
+            // them: the header, then the data rounded up to granules).
+            let start = (data - HEADER - zones.symmetric_data()) as u64;
+            let end = start + granules(bytes).map_or(u64::MAX, |b| (b + HEADER) as u64);
+            let mut old = self.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+            loop {
+                let live = (old >> LIVE_SHIFT) - 1;
+                let offset = old & OFFSET_MASK;
+                let new = if live == 0 {
+                    0
+                } else if offset == end {
+                    (live << LIVE_SHIFT) | start
+                } else {
+                    (live << LIVE_SHIFT) | offset
+                };
+                let seen = self.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+                if seen == old {
+                    return;
+                }
+                old = seen;
+            }
+        } else if rank == w.rank() {
+            if let Err(why) = self.local.release(data) {
+                fatal(format_args!("freeing global memory at {data:#x}: {why}"));
+            }
+        } else {
+            let [lo, hi] = split_u64(data as u64);
+            net(w).request(rank, GLOBAL_FREE, &[lo, hi]);
+            w.serve(rank);
+        }
     }
-    let header = w.remote(rank, data - HEADER);
-    mem(w).atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
-}
 
-/// Whether `[data, data + bytes)` lies in one zone of the heap and `data`
-/// is the data address of a live block there (its header word, on `rank`
-/// for the local zone and on rank 0 for the symmetric one, says so):
-/// what a handle read back from global memory is checked against before it
-/// is used ([`crate::GlobalSlice::from_raw_checked`]).
-pub(crate) fn is_live_block(w: Here, rank: u32, data: usize, bytes: usize) -> bool {
-    let zones = mem(w).heap.zones();
-    let inside = |(lo, hi): (usize, usize)| {
-        data >= lo + HEADER && data.is_multiple_of(HEADER) && data.checked_add(bytes).is_some_and(|end| end <= hi)
-    };
-    let header_rank = if inside(zones.local) {
-        rank
-    } else if inside((zones.symmetric_data(), zones.symmetric.1)) {
-        0
-    } else {
-        return false;
-    };
-    let header = w.remote(header_rank, data - HEADER);
-    mem(w).atomics.apply(header_rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+    /// Test support (the fuzzer): whether `data` is the data address of a live
+    /// block of `rank`'s local zone (its header word says so; the zone's end
+    /// included: an empty allocation in its last header).
+    pub(crate) fn is_live(&self, w: Here, rank: u32, data: usize) -> bool {
+        let (lo, hi) = self.local.zones().local;
+        if data < lo + HEADER || data > hi || !data.is_multiple_of(8) {
+            return false;
+        }
+        let header = w.remote(rank, data - HEADER);
+        self.atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+    }
+
+    /// Whether `[data, data + bytes)` lies in one zone of the heap and `data`
+    /// is the data address of a live block there (its header word, on `rank`
+    /// for the local zone and on rank 0 for the symmetric one, says so):
+    /// what a handle read back from global memory is checked against before it
+    /// is used ([`crate::GlobalSlice::from_raw_checked`]).
+    pub(crate) fn is_live_block(&self, w: Here, rank: u32, data: usize, bytes: usize) -> bool {
+        let zones = self.local.zones();
+        let inside = |(lo, hi): (usize, usize)| {
+            data >= lo + HEADER && data.is_multiple_of(HEADER) && data.checked_add(bytes).is_some_and(|end| end <= hi)
+        };
+        let header_rank = if inside(zones.local) {
+            rank
+        } else if inside((zones.symmetric_data(), zones.symmetric.1)) {
+            0
+        } else {
+            return false;
+        };
+        let header = w.remote(header_rank, data - HEADER);
+        self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+    }
+
+    /// The handler fuzz's GLOBAL_FREE(data address) requests: around the
+    /// target's local zone and into its symmetric zone. A live block's exact
+    /// address becomes one inside its header (the message would free it for
+    /// real: freeing is allowed from any rank).
+    pub(crate) fn fuzz(&self, w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut dyn FnMut(u8, &[u32])) {
+        let zones = self.local.zones();
+        for _ in 0..count {
+            let mut data = if draw.next().is_multiple_of(4) {
+                draw.near(zones.symmetric.0, zones.symmetric.1, HEADER)
+            } else {
+                draw.near(zones.local.0, zones.local.1, HEADER)
+            };
+            if self.is_live(w, target, data) {
+                data -= 8;
+            }
+            let [lo, hi] = split_u64(data as u64);
+            request(GLOBAL_FREE, &[lo, hi]);
+        }
+    }
 }
 
 extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
@@ -409,22 +449,3 @@ mod tests {
     }
 }
 
-/// The handler fuzz's GLOBAL_FREE(data address) requests: around the
-/// target's local zone and into its symmetric zone. A live block's exact
-/// address becomes one inside its header (the message would free it for
-/// real: freeing is allowed from any rank).
-pub(crate) fn fuzz(w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut dyn FnMut(u8, &[u32])) {
-    let zones = mem(w).heap.zones();
-    for _ in 0..count {
-        let mut data = if draw.next().is_multiple_of(4) {
-            draw.near(zones.symmetric.0, zones.symmetric.1, HEADER)
-        } else {
-            draw.near(zones.local.0, zones.local.1, HEADER)
-        };
-        if is_live(w, target, data) {
-            data -= 8;
-        }
-        let [lo, hi] = split_u64(data as u64);
-        request(GLOBAL_FREE, &[lo, hi]);
-    }
-}

@@ -6,10 +6,11 @@ use std::ops::{Bound, RangeBounds};
 
 use bytemuck::Pod;
 
-use super::{heap, Active, Memory};
 use uni_threads::layer::{fatal, Here};
 
-use crate::{mem, net};
+use crate::heap;
+use crate::net::net;
+use crate::state::{mem, Active, Memory};
 
 /// How an allocation's elements are placed.
 const BLOCK_FLAG: u64 = 1 << 63;
@@ -72,7 +73,7 @@ impl<T: Pod> GlobalSlice<T> {
         #[allow(clippy::let_unit_value)]
         let () = Self::CHECK;
         let w = Here::for_thread("GlobalSlice::alloc");
-        let base = heap::alloc_local(w, Self::bytes(len));
+        let base = mem(w).heap.alloc_local(w, Self::bytes(len));
         let s = GlobalSlice {
             base,
             place: w.rank() as u64,
@@ -96,7 +97,7 @@ impl<T: Pod> GlobalSlice<T> {
                 w.ranks()
             ));
         }
-        let base = heap::alloc_symmetric(w, Self::bytes(len));
+        let base = mem(w).heap.alloc_symmetric(w, Self::bytes(len));
         let s = GlobalSlice {
             base,
             place: rank as u64,
@@ -116,7 +117,7 @@ impl<T: Pod> GlobalSlice<T> {
         let () = Self::CHECK;
         let w = Here::for_thread("GlobalSlice::alloc_distributed");
         let per_rank = len.div_ceil(w.ranks() as usize).max(1);
-        let base = heap::alloc_symmetric(w, Self::bytes(per_rank));
+        let base = mem(w).heap.alloc_symmetric(w, Self::bytes(per_rank));
         let s = GlobalSlice {
             base,
             place: BLOCK_FLAG | per_rank as u64,
@@ -174,7 +175,7 @@ impl<T: Pod> GlobalSlice<T> {
         } else {
             (self.place as u32, self.total)
         };
-        heap::free(w, rank, self.base, symmetric.then(|| Self::bytes(per_rank)));
+        mem(w).heap.free(w, rank, self.base, symmetric.then(|| Self::bytes(per_rank)));
     }
 
     /// This slice as two words of plain data, to keep in global memory
@@ -208,7 +209,7 @@ impl<T: Pod> GlobalSlice<T> {
         let w = Here::for_thread("GlobalSlice::from_raw_checked");
         let (base, rank, len) = ((raw[0] & ((1 << 48) - 1)) as usize, raw[0] >> 48, raw[1] as usize);
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
-        if rank >= u64::from(w.ranks()) || !heap::is_live_block(w, rank as u32, base, bytes) {
+        if rank >= u64::from(w.ranks()) || !mem(w).heap.is_live_block(w, rank as u32, base, bytes) {
             return None;
         }
         Some(GlobalSlice {
