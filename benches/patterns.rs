@@ -353,6 +353,9 @@ fn main() {
     let rank0 = h.rank() == 0;
     // The expected answer: the serial loop on rank 0, before any clock.
     let expected = rank0.then(|| run_vec(op, n, seed, serial).checksum);
+    // What the measured run fetched and wrote across the network, and the
+    // cache's hit rate (the pattern's run only).
+    let mut memory = Map::new();
     let outcome = if o.plain_loop {
         let never = || -> Found { unreachable!("--loop runs the serial path") };
         h.measure(never, move || run_vec(op, n, seed, serial))
@@ -377,6 +380,8 @@ fn main() {
             move || run_pattern(op, keys, scratch, seed, policy),
             move || run_pattern(op, keys, scratch, seed, seq_policy),
         );
+        // Collective: every rank, before the next run resets the counters.
+        memory = uat_bench::memory_fields(&h.runtime.stats());
         h.runtime.run(move || {
             keys.free();
             scratch.free();
@@ -391,6 +396,7 @@ fn main() {
         policy.grain()
     };
     let mut extra = Map::new();
+    extra.extend(memory);
     let solver = if o.plain_loop {
         "loop"
     } else if o.rayon.rayon.is_some() {
