@@ -374,7 +374,7 @@ struct Options {
     small_max_n: usize,
     /// Misuse to commit instead (the job must end with the pattern's
     /// message): zipped slices of unequal lengths, a destination too short.
-    #[arg(long, value_parser = ["unequal-lengths", "short-destination", "overlap", "impure-filter", "stale-list"])]
+    #[arg(long, value_parser = ["unequal-lengths", "short-destination", "overlap", "impure-filter", "stale-list", "stale-list-reused"])]
     misuse: Option<String>,
     /// Instead of the checks: this many rounds of the patterns that take
     /// scratch memory (sort, filter, a 256-bucket histogram, scan) on one
@@ -416,6 +416,16 @@ fn root(o: uat::Cli<Options>) -> (u64, u32) {
             v.free();
             let flat = w.into_slice();
             unreachable!("a list used after free was refused ({} elements)", flat.len());
+        }
+        Some("stale-list-reused") => {
+            let v = GlobalVec::from_slice(&[1u64, 2]);
+            let w = v.append(GlobalVec::from_slice(&[3]));
+            v.free();
+            // The same sizes again: the free list hands the same addresses
+            // out; only the generations differ.
+            let again = GlobalVec::from_slice(&[4u64, 5]).append(GlobalVec::from_slice(&[6]));
+            let flat = w.into_slice();
+            unreachable!("a list used after free was refused ({} and {})", flat.len(), again.len());
         }
         _ => {}
     }

@@ -95,7 +95,7 @@ Options:
   --uts-depth D       UTS -t 1 -r 0 -b 4 -a 3 -d D (default 11; the paper: 18,
                       and 11 in Fig. 12)
   --nqueens N         NQueens N (default 15; the paper: 18, and 13 in Fig. 12)
-  --cilksort-keys N   keys cilksort sorts in global, peers and patterns
+  --cilksort-keys N   keys cilksort sorts in global and peers
                       (default 4194304; over the network at most 1048576)
   --reps K            repetitions of every scaling run (the report uses the
                       median time) and rounds of Fig. 12 (default 3)

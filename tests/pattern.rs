@@ -73,6 +73,7 @@ fn misuse_ends_the_job_with_a_message_naming_the_pattern() {
         ("overlap", "transform: the destination overlaps a source"),
         ("impure-filter", "filter_map: f answered differently for the same item on its two calls"),
         ("stale-list", "GlobalVec: a list was used after free, into_slice or append consumed it"),
+        ("stale-list-reused", "GlobalVec: a list was used after free, into_slice or append consumed it"),
     ] {
         let out = patterns(&["-n", "2"], &["--misuse", misuse], &[]);
         assert!(out.code.is_some_and(|c| c != 0), "{misuse}: {}", out.describe());

@@ -38,7 +38,7 @@ impl GlobalAtomicU64 {
     /// A new word holding `value`, on the calling task's rank.
     pub fn new(value: u64) -> GlobalAtomicU64 {
         let w = Here::for_thread("GlobalAtomicU64::new");
-        let addr = mem(w).heap.alloc_local(w, 8);
+        let (addr, _) = mem(w).heap.alloc_local(w, 8);
         let a = GlobalAtomicU64 { rank: w.rank(), addr };
         a.op(w, AtomicOp::Store, value, 0);
         a
@@ -125,6 +125,6 @@ impl GlobalAtomicU64 {
     /// Frees the word (once).
     pub fn free(self) {
         let w = Here::for_thread("GlobalAtomicU64::free");
-        mem(w).heap.free(w, self.rank, self.addr, None);
+        mem(w).heap.free(w, self.rank, self.addr, false, None);
     }
 }

@@ -19,9 +19,18 @@
 //! `LIVE_TAG ^ address` while the block is allocated: `free` swaps it to 0
 //! with a global compare-and-swap, so a second free of the same block (or a
 //! free of something that is not a block) is caught on the freeing rank,
-//! whichever rank that is, and ends the job with a message. The header word
-//! is reached only through global atomics (the `native` rule for atomic
-//! domain words).
+//! whichever rank that is, and ends the job with a message. The header's
+//! second word holds the block's size in bytes and a 16-bit *generation*
+//! (drawn at each allocation): a handle read back from global memory
+//! (`GlobalSlice::from_raw_checked`) must name both, so one that outlived
+//! its block is refused even where the address was handed out again
+//! (unless the 16-bit generations collide). The header words are reached
+//! only through global atomics (the `native` rule for atomic domain words).
+//!
+//! The symmetric zone's bump pointer goes back to a freed block's start when
+//! that block is the topmost one (its size read from its header), so
+//! scratch freed in the reverse order of allocation is reused at once; the
+//! rest of the zone is reclaimed as a whole when nothing in it is live.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -39,6 +48,21 @@ pub(crate) const HEADER: usize = 64;
 /// The header word of a live block: this tag mixed with the block's data
 /// address.
 const LIVE_TAG: u64 = 0x6c69_7665_0000_0000;
+/// The header's second word: the generation in the top 16 bits, the size in
+/// bytes in the low 48 (`SIZE_MASK`).
+const GENERATION_SHIFT: u32 = 48;
+const SIZE_MASK: u64 = (1 << GENERATION_SHIFT) - 1;
+/// The next generation this process draws (mixed with its rank, so that
+/// two ranks reusing one symmetric address rarely draw the same).
+static NEXT_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The header's second word of a block of `bytes` bytes and generation
+/// `generation`.
+pub(crate) fn size_word(bytes: usize, generation: u16) -> u64 {
+    assert!((bytes as u64) <= SIZE_MASK, "a global allocation of {bytes} bytes is too large");
+    (u64::from(generation) << GENERATION_SHIFT) | bytes as u64
+}
+
 /// Bytes at the start of the symmetric zone holding its control word (on
 /// rank 0).
 const SYMMETRIC_CONTROL: usize = 4096;
@@ -181,13 +205,6 @@ impl LocalHeap {
     }
 }
 
-
-
-
-
-
-
-
 /// This process's heap: its local zone's free list and the global atomics
 /// every header word and the symmetric control word are reached through.
 pub(crate) struct Heap {
@@ -201,12 +218,18 @@ impl Heap {
         self.local.zones()
     }
 
-    /// Writes a live block's header word (through global atomics: the header is
-    /// an atomic word).
-    fn mark_live(&self, w: Here, rank: u32, data: usize) {
+    /// Draws the block's generation, writes its size word, then its tag
+    /// (the block is live from the tag on; through global atomics: the
+    /// header's words are atomic words); returns the generation.
+    fn mark_live(&self, w: Here, rank: u32, data: usize, bytes: usize) -> u16 {
+        let drawn = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
+        let generation = (drawn.wrapping_add(u64::from(w.rank()).wrapping_mul(0x9e37)) & 0xffff) as u16;
         let header = w.remote(rank, data - HEADER);
         self.atomics
+            .apply(rank, header + 8, AtomicOp::Store, size_word(bytes, generation), 0);
+        self.atomics
             .apply(rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
+        generation
     }
 
     /// Clears a block's header word if it is live; false if it was not (freed
@@ -219,7 +242,7 @@ impl Heap {
 
     /// Allocates `bytes` in the calling rank's local zone; returns the data's
     /// arena address. Ends the job with a message when the zone is full.
-    pub(crate) fn alloc_local(&self, w: Here, bytes: usize) -> usize {
+    pub(crate) fn alloc_local(&self, w: Here, bytes: usize) -> (usize, u16) {
         let heap = &self.local;
         let Some(data) = heap.alloc(bytes) else {
             fatal(format_args!(
@@ -231,13 +254,13 @@ impl Heap {
                 fmt_size(w.config().get_global_heap()),
             ))
         };
-        self.mark_live(w, w.rank(), data);
-        data
+        let generation = self.mark_live(w, w.rank(), data, bytes);
+        (data, generation)
     }
 
     /// Allocates `bytes` at the same offset on every rank (the symmetric zone);
     /// returns the data's arena address.
-    pub(crate) fn alloc_symmetric(&self, w: Here, bytes: usize) -> usize {
+    pub(crate) fn alloc_symmetric(&self, w: Here, bytes: usize) -> (usize, u16) {
         let zones = self.local.zones();
         let control = w.remote(0, zones.symmetric_control());
         let capacity = (zones.symmetric.1 - zones.symmetric_data()) as u64;
@@ -272,46 +295,45 @@ impl Heap {
             old = seen;
         };
         let data = zones.symmetric_data() + offset as usize + HEADER;
-        self.mark_live(w, 0, data);
-        data
+        let generation = self.mark_live(w, 0, data, bytes);
+        (data, generation)
     }
 
     /// Frees the block whose data starts at `data`: a local-zone block of
-    /// `rank`, or (`symmetric: Some(bytes)`, what `alloc_symmetric` was asked
-    /// for) a symmetric allocation. Ends the job with a message when it is not
-    /// a live block.
+    /// `rank`, or (`symmetric`) a symmetric allocation. Ends the job with a
+    /// message when it is not a live block, or (`expect`: the handle's size
+    /// word, for a one-rank allocation) not the one the handle was made
+    /// for — a second free after the address was handed out again.
     ///
     /// The symmetric zone is a bump pointer: a free lowers the live count, and
     /// when the block is the topmost one the pointer goes back to its start
     /// (so scratch freed in the reverse order of allocation — a pattern's,
     /// while the input it works on stays live — is reused at once); the whole
     /// zone is reclaimed when nothing is live.
-    pub(crate) fn free(&self, w: Here, rank: u32, data: usize, symmetric: Option<usize>) {
-        let header_rank = if symmetric.is_some() { 0 } else { rank };
-        if !self.mark_free(w, header_rank, data) {
+    pub(crate) fn free(&self, w: Here, rank: u32, data: usize, symmetric: bool, expect: Option<u64>) {
+        let header_rank = if symmetric { 0 } else { rank };
+        // The block's size, as its allocation recorded it (read before the
+        // tag is cleared: a block is its size while it is live).
+        let word = self
+            .atomics
+            .apply(header_rank, w.remote(header_rank, data - HEADER + 8), AtomicOp::Load, 0, 0);
+        let size = word & SIZE_MASK;
+        if expect.is_some_and(|e| e != word) || !self.mark_free(w, header_rank, data) {
             fatal(format_args!(
                 "a global slice at {data:#x} (rank {rank}) was freed twice, or is not an allocation: free only what \
                  alloc returned, once"
             ));
         }
-        if let Some(bytes) = symmetric {
+        if symmetric {
             let zones = self.local.zones();
             let control = w.remote(0, zones.symmetric_control());
             // The block's offset and end in the zone (as alloc_symmetric made
             // them: the header, then the data rounded up to granules).
             let start = (data - HEADER - zones.symmetric_data()) as u64;
-            let end = start + granules(bytes).map_or(u64::MAX, |b| (b + HEADER) as u64);
+            let end = start + granules(size as usize).map_or(u64::MAX, |b| (b + HEADER) as u64);
             let mut old = self.atomics.apply(0, control, AtomicOp::Load, 0, 0);
             loop {
-                let live = (old >> LIVE_SHIFT) - 1;
-                let offset = old & OFFSET_MASK;
-                let new = if live == 0 {
-                    0
-                } else if offset == end {
-                    (live << LIVE_SHIFT) | start
-                } else {
-                    (live << LIVE_SHIFT) | offset
-                };
+                let new = control_after_free(old, start, end);
                 let seen = self.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
                 if seen == old {
                     return;
@@ -341,12 +363,12 @@ impl Heap {
         self.atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
     }
 
-    /// Whether `[data, data + bytes)` lies in one zone of the heap and `data`
-    /// is the data address of a live block there (its header word, on `rank`
-    /// for the local zone and on rank 0 for the symmetric one, says so):
-    /// what a handle read back from global memory is checked against before it
-    /// is used ([`crate::GlobalSlice::from_raw_checked`]).
-    pub(crate) fn is_live_block(&self, w: Here, rank: u32, data: usize, bytes: usize) -> bool {
+    /// Whether `data` is the data address of a live block of exactly `bytes`
+    /// bytes and generation `generation` in one zone of the heap (its header,
+    /// on `rank` for the local zone and on rank 0 for the symmetric one, says
+    /// so): what a handle read back from global memory is checked against
+    /// before it is used ([`crate::GlobalSlice::from_raw_checked`]).
+    pub(crate) fn is_live_block(&self, w: Here, rank: u32, data: usize, bytes: usize, generation: u16) -> bool {
         let zones = self.local.zones();
         let inside = |(lo, hi): (usize, usize)| {
             data >= lo + HEADER && data.is_multiple_of(HEADER) && data.checked_add(bytes).is_some_and(|end| end <= hi)
@@ -358,8 +380,13 @@ impl Heap {
         } else {
             return false;
         };
+        if bytes as u64 > SIZE_MASK {
+            return false;
+        }
         let header = w.remote(header_rank, data - HEADER);
-        self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+        let tag = self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0);
+        let size = self.atomics.apply(header_rank, header + 8, AtomicOp::Load, 0, 0);
+        tag == LIVE_TAG ^ data as u64 && size == size_word(bytes, generation)
     }
 
     /// The handler fuzz's GLOBAL_FREE(data address) requests: around the
@@ -380,6 +407,26 @@ impl Heap {
             let [lo, hi] = split_u64(data as u64);
             request(GLOBAL_FREE, &[lo, hi]);
         }
+    }
+}
+
+/// The symmetric zone's control word after the block `[start, end)` (zone
+/// offsets) is freed from `old`: one live allocation fewer; the bump pointer
+/// back to `start` when the block was the topmost one; all reclaimed when
+/// nothing is live.
+fn control_after_free(old: u64, start: u64, end: u64) -> u64 {
+    let live = (old >> LIVE_SHIFT).checked_sub(1).unwrap_or_else(|| {
+        fatal(format_args!(
+            "the global heap's symmetric zone has no live allocation to free (its control word is {old:#x})"
+        ))
+    });
+    let offset = old & OFFSET_MASK;
+    if live == 0 {
+        0
+    } else if offset == end {
+        (live << LIVE_SHIFT) | start
+    } else {
+        (live << LIVE_SHIFT) | offset
     }
 }
 
@@ -412,6 +459,17 @@ mod tests {
             local: (1 << 20, 1 << 21),
             symmetric: (1 << 21, 1 << 22),
         }
+    }
+
+    #[test]
+    fn a_free_rolls_the_bump_pointer_back_only_for_the_topmost_block() {
+        use super::{control_after_free, LIVE_SHIFT};
+        let word = |live: u64, offset: u64| (live << LIVE_SHIFT) | offset;
+        // Three blocks live: [0, 128), [128, 4224), [4224, 4352).
+        assert_eq!(control_after_free(word(3, 4352), 4224, 4352), word(2, 4224));
+        assert_eq!(control_after_free(word(3, 4352), 128, 4224), word(2, 4352));
+        // The last one: the whole zone.
+        assert_eq!(control_after_free(word(1, 4352), 128, 4224), 0);
     }
 
     #[test]

@@ -14,8 +14,10 @@
 //! [`GlobalSlice::read`] hands the closure a `&[T]`, [`GlobalSlice::update`]
 //! a `&mut [T]` with the current contents, [`GlobalSlice::write`] a `&mut
 //! [T]` the closure must overwrite. A checkout must not span a `spawn`, or a
-//! `join` that has to wait (the thread may move to another process there;
-//! the checked-out memory does not): both end the job with a message.
+//! `join` that has to wait or whose task ended on another process (the
+//! thread may move to another process there, or see another's writes; the
+//! checked-out memory does not): both end the job with a message, on every
+//! conduit.
 //! Overlapping checkouts on one thread are refused unless both read.
 //!
 //! # Coherence (fork-join, as Itoyori documents it)
@@ -41,7 +43,6 @@
 //! nor free memory another such task may have checked out: the contract
 //! taken on at `Runtime::start`. Freeing memory inside this thread's own
 //! checkout of it is refused (the job ends with a message).
-
 
 mod atomic;
 mod cache;

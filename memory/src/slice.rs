@@ -14,6 +14,11 @@ use crate::state::{mem, Active, Memory};
 
 /// How an allocation's elements are placed.
 const BLOCK_FLAG: u64 = 1 << 63;
+/// Where a one-rank allocation's generation (its header's) sits in `place`,
+/// above the rank.
+const GENERATION_SHIFT: u32 = 32;
+/// The low 48 bits of a word (addresses, lengths in a raw handle).
+const LOW48: u64 = (1 << 48) - 1;
 
 /// A slice of `T` in global memory: valid on every rank, `Copy + Send +
 /// 'static`, five words. See [`crate`] for the model.
@@ -73,10 +78,10 @@ impl<T: Pod> GlobalSlice<T> {
         #[allow(clippy::let_unit_value)]
         let () = Self::CHECK;
         let w = Here::for_thread("GlobalSlice::alloc");
-        let base = mem(w).heap.alloc_local(w, Self::bytes(len));
+        let (base, generation) = mem(w).heap.alloc_local(w, Self::bytes(len));
         let s = GlobalSlice {
             base,
-            place: w.rank() as u64,
+            place: u64::from(w.rank()) | u64::from(generation) << GENERATION_SHIFT,
             start: 0,
             len,
             total: len,
@@ -97,10 +102,10 @@ impl<T: Pod> GlobalSlice<T> {
                 w.ranks()
             ));
         }
-        let base = mem(w).heap.alloc_symmetric(w, Self::bytes(len));
+        let (base, generation) = mem(w).heap.alloc_symmetric(w, Self::bytes(len));
         let s = GlobalSlice {
             base,
-            place: rank as u64,
+            place: u64::from(rank) | u64::from(generation) << GENERATION_SHIFT,
             start: 0,
             len,
             total: len,
@@ -117,7 +122,7 @@ impl<T: Pod> GlobalSlice<T> {
         let () = Self::CHECK;
         let w = Here::for_thread("GlobalSlice::alloc_distributed");
         let per_rank = len.div_ceil(w.ranks() as usize).max(1);
-        let base = mem(w).heap.alloc_symmetric(w, Self::bytes(per_rank));
+        let (base, _) = mem(w).heap.alloc_symmetric(w, Self::bytes(per_rank));
         let s = GlobalSlice {
             base,
             place: BLOCK_FLAG | per_rank as u64,
@@ -169,52 +174,66 @@ impl<T: Pod> GlobalSlice<T> {
                 .refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
             mem(w).forget_range(w, rank, addr, len, false);
         }
-        let symmetric = self.base >= mem(w).heap.zones().symmetric.0;
-        let (rank, per_rank) = if self.place & BLOCK_FLAG != 0 {
-            (0, (self.place & !BLOCK_FLAG) as usize)
+        // Symmetric data lies past the zone's start (its control word and a
+        // header); a local block of no bytes in the local zone's last header
+        // has its data exactly at that start.
+        let symmetric = self.base > mem(w).heap.zones().symmetric.0;
+        let (rank, expect) = if self.place & BLOCK_FLAG != 0 {
+            (0, None)
         } else {
-            (self.place as u32, self.total)
+            let generation = (self.place >> GENERATION_SHIFT) as u16;
+            (self.place as u32, Some(heap::size_word(Self::bytes(self.total), generation)))
         };
-        mem(w).heap.free(w, rank, self.base, symmetric.then(|| Self::bytes(per_rank)));
+        mem(w).heap.free(w, rank, self.base, symmetric, expect);
     }
 
     /// This slice as two words of plain data, to keep in global memory
     /// (e.g. a tree's links to its children, each node its own
     /// allocation): only a whole allocation on one rank (what
     /// [`alloc`](Self::alloc) or [`alloc_on`](Self::alloc_on) returned)
-    /// has this form; anything else panics. [`from_raw`](Self::from_raw)
-    /// makes the slice again, on any rank.
+    /// has this form; anything else panics.
+    /// [`from_raw_checked`](Self::from_raw_checked) makes the slice again,
+    /// on any rank ([`from_raw`](Self::from_raw) unchecked). The words are
+    /// the address and rank, and the length and the allocation's
+    /// generation.
     pub fn to_raw(&self) -> [u64; 2] {
         assert!(
             self.place & BLOCK_FLAG == 0 && self.start == 0 && self.len == self.total,
             "GlobalSlice::to_raw: only a whole allocation on one rank (alloc, alloc_on) has a raw form"
         );
+        let (rank, generation) = (self.place & 0xffff_ffff, self.place >> GENERATION_SHIFT);
         // Arena addresses are user-space addresses (below 2^47); ranks are
         // GASNet ranks of one job (checked: below 2^16).
-        assert!((self.base as u64) < 1 << 48 && self.place < 1 << 16, "GlobalSlice::to_raw: rank or address too large");
-        [self.base as u64 | (self.place << 48), self.len as u64]
+        assert!(
+            (self.base as u64) <= LOW48 && rank < 1 << 16 && self.len as u64 <= LOW48,
+            "GlobalSlice::to_raw: rank, address or length too large"
+        );
+        [self.base as u64 | rank << 48, self.len as u64 | generation << 48]
     }
 
     /// The slice whose [`to_raw`](Self::to_raw) gave `raw`, if `raw` names
-    /// a live allocation of this many `T` in the global heap of a rank of
-    /// this job (checked: the rank, the zone's bounds, and the block's
-    /// header, one atomic load on its home rank); `None` for anything else,
-    /// such as words read back after their allocation was freed. A handle
-    /// kept in global memory (a list's links, a tree's children) is safe to
-    /// read back with it: at worst (words rewritten after a free) it names
-    /// live memory of the heap, never memory outside it.
+    /// a live allocation of exactly this many bytes (`len` of this `T`'s
+    /// size) in the global heap of a rank of this job, of the generation
+    /// the handle recorded (checked: the rank, the zone's bounds, and the
+    /// block's header — two atomic loads on the rank holding it, rank 0 for
+    /// `alloc_on`'s); `None` for anything else, such as words read back
+    /// after their allocation was freed, even where the address was handed
+    /// out again (unless the two 16-bit generations collide). A handle kept
+    /// in global memory (a list's links, a tree's children) is safe to read
+    /// back with it: it names a whole live allocation or nothing.
     pub fn from_raw_checked(raw: [u64; 2]) -> Option<GlobalSlice<T>> {
         #[allow(clippy::let_unit_value)]
         let () = Self::CHECK;
         let w = Here::for_thread("GlobalSlice::from_raw_checked");
-        let (base, rank, len) = ((raw[0] & ((1 << 48) - 1)) as usize, raw[0] >> 48, raw[1] as usize);
+        let (base, rank) = ((raw[0] & LOW48) as usize, raw[0] >> 48);
+        let (len, generation) = ((raw[1] & LOW48) as usize, (raw[1] >> 48) as u16);
         let bytes = len.checked_mul(std::mem::size_of::<T>())?;
-        if rank >= u64::from(w.ranks()) || !mem(w).heap.is_live_block(w, rank as u32, base, bytes) {
+        if rank >= u64::from(w.ranks()) || !mem(w).heap.is_live_block(w, rank as u32, base, bytes, generation) {
             return None;
         }
         Some(GlobalSlice {
             base,
-            place: rank,
+            place: rank | u64::from(generation) << GENERATION_SHIFT,
             start: 0,
             len,
             total: len,
@@ -231,10 +250,10 @@ impl<T: Pod> GlobalSlice<T> {
     /// its allocation is live (not freed) while the slice is used: a
     /// made-up or stale `raw` names memory the slice does not own.
     pub unsafe fn from_raw(raw: [u64; 2]) -> GlobalSlice<T> {
-        let len = raw[1] as usize;
+        let len = (raw[1] & LOW48) as usize;
         GlobalSlice {
-            base: (raw[0] & ((1 << 48) - 1)) as usize,
-            place: raw[0] >> 48,
+            base: (raw[0] & LOW48) as usize,
+            place: raw[0] >> 48 | (raw[1] >> 48) << GENERATION_SHIFT,
             start: 0,
             len,
             total: len,
@@ -348,7 +367,7 @@ impl<T: Pod> GlobalSlice<T> {
                 write,
             };
             mem(w).begin(w, a);
-            let p = mem(w).view(w, rank, addr, self.len * size, fetch);
+            let p = mem(w).view(w, rank, addr, self.len * size, fetch, true);
             let r = f(p as *mut T, self.len);
             // The closure may have moved nothing (no spawn inside a
             // checkout); the worker is the same.
@@ -370,7 +389,7 @@ impl<T: Pod> GlobalSlice<T> {
             mem(w).begin(w, a);
         }
         let result = if let [(rank, addr, _, n)] = pieces[..] {
-            let p = mem(w).view(w, rank, addr, n * size, fetch);
+            let p = mem(w).view(w, rank, addr, n * size, fetch, true);
             let r = f(p as *mut T, n);
             // The closure may have moved nothing (no spawn inside a
             // checkout); the worker is the same.
@@ -381,7 +400,7 @@ impl<T: Pod> GlobalSlice<T> {
             let mut buf: Vec<T> = vec![T::zeroed(); self.len];
             for &(rank, addr, at, n) in &pieces {
                 if fetch {
-                    let p = mem(w).view(w, rank, addr, n * size, true);
+                    let p = mem(w).view(w, rank, addr, n * size, true, true);
                     // SAFETY: `p` holds n elements of the part; buf has room.
                     unsafe { std::ptr::copy_nonoverlapping(p as *const T, buf.as_mut_ptr().add(at), n) };
                     mem(w).unview(w, rank, addr, n * size, false);
@@ -390,7 +409,7 @@ impl<T: Pod> GlobalSlice<T> {
             let r = f(buf.as_mut_ptr(), self.len);
             if write {
                 for &(rank, addr, at, n) in &pieces {
-                    let p = mem(w).view(w, rank, addr, n * size, false);
+                    let p = mem(w).view(w, rank, addr, n * size, false, true);
                     // SAFETY: as above, the other way.
                     unsafe { std::ptr::copy_nonoverlapping(buf.as_ptr().add(at), p as *mut T, n) };
                     mem(w).unview(w, rank, addr, n * size, true);
@@ -522,7 +541,7 @@ impl<T: Pod> GlobalSlice<T> {
             hi: addr + size,
             write,
         });
-        let p = mem(w).view(w, rank, addr, size, !write);
+        let p = mem(w).view(w, rank, addr, size, !write, false);
         let r = f(p);
         mem(w).unview(w, rank, addr, size, write);
         if write {
@@ -596,7 +615,53 @@ fn partition_point_wide<T>(s: &[T], mut pred: impl FnMut(&T) -> bool) -> usize {
 mod tests {
     use std::ops::Bound::{Excluded, Included, Unbounded};
 
-    use super::{partition_point_wide, GlobalSlice, PhantomData};
+    use super::{partition_point_wide, GlobalSlice, PhantomData, BLOCK_FLAG, GENERATION_SHIFT};
+
+    /// A slice value of `len` elements at `base` (no runtime needed).
+    fn slice<T>(base: usize, place: u64, len: usize) -> GlobalSlice<T> {
+        GlobalSlice {
+            base,
+            place,
+            start: 0,
+            len,
+            total: len,
+            _t: PhantomData,
+        }
+    }
+
+    #[test]
+    fn overlaps_compares_bytes_of_one_allocation() {
+        let a = slice::<u64>(1 << 20, 0, 100);
+        // Sub-slices of one allocation: bytes [80, 160) and [152, 240) meet.
+        assert!(a.slice(10..20).overlaps(&a.slice(19..30)));
+        assert!(!a.slice(10..20).overlaps(&a.slice(20..30)));
+        // Another element type over the same bytes: u32 elements 39..41 are
+        // bytes [156, 164), inside u64 element 19.
+        let b = slice::<u32>(1 << 20, 0, 200);
+        assert!(a.slice(19..20).overlaps(&b.slice(39..41)));
+        assert!(!a.slice(19..20).overlaps(&b.slice(40..41)));
+        // Empty slices and other allocations never overlap.
+        assert!(!a.slice(5..5).overlaps(&a));
+        assert!(!a.overlaps(&slice::<u64>(1 << 21, 0, 100)));
+        // The same address in another generation is another allocation.
+        assert!(!a.overlaps(&slice::<u64>(1 << 20, 1 << GENERATION_SHIFT, 100)));
+        // A distributed slice: parts of one allocation.
+        let d = slice::<u64>(1 << 22, BLOCK_FLAG | 50, 100);
+        assert!(d.slice(40..60).overlaps(&d.slice(59..61)));
+        assert!(!d.slice(40..60).overlaps(&d.slice(60..61)));
+    }
+
+    #[test]
+    fn raw_handles_carry_rank_address_length_and_generation() {
+        let s = slice::<u64>(0x1000_0000_1040, 3 | 0xbeef << GENERATION_SHIFT, 77);
+        let raw = s.to_raw();
+        // SAFETY: a raw form made just above, of this T; never used for
+        // memory (only its fields are compared).
+        let back = unsafe { GlobalSlice::<u64>::from_raw(raw) };
+        assert_eq!((back.base, back.place, back.len, back.total), (s.base, s.place, 77, 77));
+        assert_eq!(raw[1] >> 48, 0xbeef);
+        assert!(std::panic::catch_unwind(|| slice::<u64>(1 << 20, BLOCK_FLAG | 5, 10).to_raw()).is_err());
+    }
 
     #[test]
     fn ranges_past_usize_max_panic_instead_of_wrapping() {

@@ -187,7 +187,10 @@ impl Memory {
 
     /// A view of `len` bytes at `rank`'s `addr` for a checkout (pinned in
     /// the cache when not mapped); end it with [`Memory::unview`].
-    pub(crate) fn view(&self, w: Here, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
+    /// `registered`: the caller's checkout of exactly these bytes is in the
+    /// active list already (a checkout's; an element access registers
+    /// nothing).
+    pub(crate) fn view(&self, w: Here, rank: u32, addr: usize, len: usize, fetch: bool, registered: bool) -> *mut u8 {
         if let Some(p) = Self::mapped(w, rank, addr) {
             return p as *mut u8;
         }
@@ -198,7 +201,7 @@ impl Memory {
             // covers (a read: overlaps with a write are refused) are there,
             // under that checkout's live `&[T]`: fetch only the rest.
             let mut covered: Vec<(usize, usize)> = Vec::new();
-            let mut this_one = false;
+            let mut this_one = !registered;
             for b in self.active.borrow().iter().filter(|b| b.rank == rank) {
                 if !this_one && b.lo == addr && b.hi == addr + len {
                     this_one = true;

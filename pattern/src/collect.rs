@@ -9,10 +9,14 @@
 //! Each chunk is a `GlobalSlice<T>` allocated where it was made, plus a
 //! small node (a `GlobalSlice` of one element) holding the chunk's handle
 //! and the next node's; the *head* node also holds the list's length,
-//! chunk count and last node. The handle itself is the head node's
-//! `GlobalSlice` (48 bytes with its `Option`): it is a join's result, so
+//! chunk count and last node. The handle itself is the head node's raw
+//! handle (24 bytes with its `Option`): it is a join's result, so
 //! concatenation is a monoid that travels up a reduction's tree as any
-//! small accumulator.
+//! small accumulator. Every handle, the list's own and the nodes' links,
+//! is kept raw and read back checked (`GlobalSlice::from_raw_checked`: a
+//! live allocation of that size and generation), so a list used after
+//! `free`, `into_slice` or `append` consumed it ends the job with a
+//! message even where its memory was allocated again.
 //!
 //! Costs: [`GlobalVec::from_slice`] allocates and writes one chunk and one
 //! node; [`GlobalVec::append`] reads two nodes and writes at most two
@@ -70,14 +74,15 @@ fn decode<X: Pod>(h: Handle) -> GlobalSlice<X> {
 }
 
 /// A growable result in global memory: a list of chunks behind a `Copy`
-/// handle of 48 bytes (see the module's docs for the representation and
+/// handle of 24 bytes (see the module's docs for the representation and
 /// costs). Build one per leaf with [`GlobalVec::from_slice`], concatenate
 /// with [`GlobalVec::append`] (or reduce with [`Concat`] / [`Collect`]),
 /// and flatten with [`GlobalVec::into_slice`]. A `GlobalVec` is freed by
 /// `into_slice` or [`GlobalVec::free`]; appending consumes both lists
 /// into one (use only the result afterwards).
 pub struct GlobalVec<T> {
-    head: Option<GlobalSlice<Node>>,
+    /// The head node's raw handle (decoded, checked, at every use).
+    head: Option<Handle>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -134,14 +139,20 @@ impl<T: Pod> GlobalVec<T> {
             },
         );
         GlobalVec {
-            head: Some(node),
+            head: Some(encode(node)),
             _t: PhantomData,
         }
     }
 
+    /// The head node, checked live (a list used after it was consumed ends
+    /// the job, see `decode`).
+    fn head_node(&self) -> Option<GlobalSlice<Node>> {
+        self.head.map(decode::<Node>)
+    }
+
     /// Elements in the list (reads the head node).
     pub fn len(&self) -> usize {
-        self.head.map_or(0, |h| h.get(0).len as usize)
+        self.head_node().map_or(0, |h| h.get(0).len as usize)
     }
 
     /// Whether the list is empty.
@@ -151,13 +162,13 @@ impl<T: Pod> GlobalVec<T> {
 
     /// Chunks in the list.
     pub fn chunks(&self) -> usize {
-        self.head.map_or(0, |h| h.get(0).chunks as usize)
+        self.head_node().map_or(0, |h| h.get(0).chunks as usize)
     }
 
     /// This list followed by `other`, in constant time: links `other`'s
     /// head after this list's last node. Both handles are consumed.
     pub fn append(self, other: GlobalVec<T>) -> GlobalVec<T> {
-        let (Some(h), Some(o)) = (self.head, other.head) else {
+        let (Some(h), Some(o)) = (self.head_node(), other.head_node()) else {
             return if self.head.is_some() { self } else { other };
         };
         let mut head = h.get(0);
@@ -185,7 +196,7 @@ impl<T: Pod> GlobalVec<T> {
 
     /// The chunks in order (node, data): a serial walk.
     fn walk(&self, mut f: impl FnMut(GlobalSlice<Node>, GlobalSlice<T>)) {
-        let mut at = self.head;
+        let mut at = self.head_node();
         while let Some(n) = at {
             let node = n.get(0);
             let data = decode::<T>(node.data);
@@ -397,7 +408,10 @@ where
 {
     let n = src.length("filter_map");
     let blocks = policy.blocks(n);
-    let counts = alloc_like_input::<u64>(blocks);
+    // Small (a word per leaf), and freed while the output lives: on this
+    // rank, where the free list reclaims it (the symmetric zone would keep
+    // it until every distributed allocation is freed).
+    let counts = GlobalSlice::<u64>::alloc(blocks);
     let max = policy.chunk_items(S::item_bytes());
     // 1. How many items each leaf keeps.
     par_blocks(policy, n, move |k, lo, hi| {

@@ -16,7 +16,7 @@ use crate::{GlobalSlice, Pod};
 
 /// One slice, or two or three zipped slices of equal length, read by a
 /// pattern.
-pub trait Source: Copy + Send + 'static {
+pub trait Source: sealed::Sealed + Copy + Send + 'static {
     /// One item: `T`, `(A, B)` or `(A, B, C)` (by value).
     type Item: Copy;
     /// A checked-out chunk: `&[T]`, `(&[A], &[B])`, ...
@@ -41,7 +41,7 @@ pub trait Source: Copy + Send + 'static {
 
 /// One slice, or two or three zipped slices of equal length, of which a
 /// pattern updates the first and reads the others.
-pub trait Target: Copy + Send + 'static {
+pub trait Target: sealed::Sealed + Copy + Send + 'static {
     /// One item: `&mut T`, `(&mut A, B)` or `(&mut A, B, C)`.
     type ItemMut<'a>;
     /// A checked-out chunk: `&mut [T]`, `(&mut [A], &[B])`, ...
@@ -60,6 +60,20 @@ pub trait Target: Copy + Send + 'static {
     fn items_mut(c: Self::ChunkMut<'_>, f: impl FnMut(Self::ItemMut<'_>));
     /// Whether the updated slice shares memory with one it reads.
     fn overlapping(&self) -> bool;
+}
+
+/// The sources and targets are this crate's (one slice, tuples of two or
+/// three, `Enumerate`): the traits are sealed, so that adding what every
+/// pattern needs of them (an overlap test, say) breaks no one's code.
+mod sealed {
+    use crate::{GlobalSlice, Pod};
+
+    /// Implemented only here.
+    pub trait Sealed {}
+    impl<A: Pod> Sealed for GlobalSlice<A> {}
+    impl<A: Pod, B: Pod> Sealed for (GlobalSlice<A>, GlobalSlice<B>) {}
+    impl<A: Pod, B: Pod, C: Pod> Sealed for (GlobalSlice<A>, GlobalSlice<B>, GlobalSlice<C>) {}
+    impl<S> Sealed for super::Enumerate<S> {}
 }
 
 /// Ends the job (a panic) when a pattern's destination overlaps what it

@@ -175,8 +175,9 @@ pub fn sort_unstable_with<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>) {
     with_scratch(policy, a, Natural)
 }
 
-/// [`sort_unstable`] with the caller's scratch (at least as long as `a`;
-/// its contents are lost), allocating nothing.
+/// [`sort_unstable`] with the caller's scratch (at least as long as `a`,
+/// its first `a.len()` elements not overlapping `a`; their contents are
+/// lost), allocating nothing.
 pub fn sort_unstable_in<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, scratch: GlobalSlice<T>) {
     assert!(
         scratch.len() >= a.len(),
@@ -184,9 +185,10 @@ pub fn sort_unstable_in<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, scratch
         scratch.len(),
         a.len()
     );
+    let scratch = scratch.slice(..a.len());
     refuse_overlap("sort_unstable_in", a.overlaps(&scratch));
     let c = cut(&policy, std::mem::size_of::<T>());
-    sort(policy, c, a, scratch.slice(..a.len()), Natural)
+    sort(policy, c, a, scratch, Natural)
 }
 
 /// Sorts `a` (unstable) by `key`, in parallel: `sort_unstable_by_key(a,
