@@ -182,8 +182,7 @@ fn serial(op: Op, keys: &mut [u64], out: &mut Vec<u64>) -> Left {
 fn rayon_op(op: Op, keys: &mut [u64], out: &mut Vec<u64>) -> Left {
     match op {
         Op::ForEachMut => {
-            keys.par_iter_mut()
-                .for_each(|x| *x = x.wrapping_mul(3).wrapping_add(1));
+            keys.par_iter_mut().for_each(|x| *x = x.wrapping_mul(3).wrapping_add(1));
             Left::Keys
         }
         Op::MapReduce => Left::Value(keys.par_iter().map(|&x| x >> 32).sum()),

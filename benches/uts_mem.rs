@@ -128,7 +128,13 @@ fn encode(node: &Node, n: u32) -> [u64; HEADER] {
 
 /// (state, height, child count) of a record's header.
 fn decode(h: &[u64]) -> ([u32; 5], u32, u32) {
-    let state = [h[0] as u32, (h[0] >> 32) as u32, h[1] as u32, (h[1] >> 32) as u32, h[2] as u32];
+    let state = [
+        h[0] as u32,
+        (h[0] >> 32) as u32,
+        h[1] as u32,
+        (h[1] >> 32) as u32,
+        h[2] as u32,
+    ];
     (state, (h[2] >> 32) as u32, h[3] as u32)
 }
 

@@ -181,4 +181,3 @@ pub(crate) fn visit_children<F: Fork>(t: Tree, parent: Node, lo: u32, hi: u32) -
     );
     a.add(b)
 }
-

@@ -168,7 +168,10 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     f.check("enumerate", ok, n, &p);
     let c = GlobalSlice::<u64>::alloc_distributed(n);
     pattern::transform_with(p, (a, b, d), c, |(x, y, z)| x + y as u64 + z);
-    let ok = c.to_vec() == (0..n).map(|i| va(i) + vb(i) as u64 + i as u64 * 1000 + vb(i) as u64).collect::<Vec<_>>();
+    let ok = c.to_vec()
+        == (0..n)
+            .map(|i| va(i) + vb(i) as u64 + i as u64 * 1000 + vb(i) as u64)
+            .collect::<Vec<_>>();
     f.check("zip3", ok, n, &p);
     c.free();
 
@@ -176,7 +179,12 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     let s = pattern::reduce_with(p, a, Sum::new());
     f.check("reduce_sum", s == (0..n).map(va).sum::<u64>(), n, &p);
     let s = pattern::map_reduce_with(p, (a, b), |(x, y)| x * 2 + y as u64, Sum::new());
-    f.check("map_reduce", s == (0..n).map(|i| va(i) * 2 + vb(i) as u64).sum::<u64>(), n, &p);
+    f.check(
+        "map_reduce",
+        s == (0..n).map(|i| va(i) * 2 + vb(i) as u64).sum::<u64>(),
+        n,
+        &p,
+    );
     let m = pattern::reduce_with(p, b, Min::new());
     f.check("min_reducer", m == (0..n).map(vb).min(), n, &p);
     let m = pattern::reduce_with(p, a, Max::new());
@@ -228,11 +236,13 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
 
     // Scans.
     pattern::inclusive_scan_with(p, a, d, Sum::new());
-    let ok = d.to_vec() == (0..n).scan(0u64, |s, i| {
-        *s += va(i);
-        Some(*s)
-    })
-    .collect::<Vec<_>>();
+    let ok = d.to_vec()
+        == (0..n)
+            .scan(0u64, |s, i| {
+                *s += va(i);
+                Some(*s)
+            })
+            .collect::<Vec<_>>();
     f.check("inclusive_scan", ok, n, &p);
     let total = pattern::exclusive_scan_with(p, a, d, Sum::new());
     let ok = total == (0..n).map(va).sum::<u64>()
@@ -249,7 +259,9 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     let w = GlobalSlice::<[u64; 8]>::alloc_distributed(n);
     let ws = GlobalSlice::<[u64; 8]>::alloc_distributed(n);
     pattern::transform_with(p, a, w, |x| std::array::from_fn(|k| x >> k));
-    let add = Op::new([0u64; 8], |x: [u64; 8], y: [u64; 8]| std::array::from_fn(|k| x[k] + y[k]));
+    let add = Op::new([0u64; 8], |x: [u64; 8], y: [u64; 8]| {
+        std::array::from_fn(|k| x[k] + y[k])
+    });
     let total = pattern::exclusive_scan_with(p, w, ws, add);
     let mut run = [0u64; 8];
     let mut ok = true;
@@ -425,7 +437,11 @@ fn root(o: uat::Cli<Options>) -> (u64, u32) {
             // out; only the generations differ.
             let again = GlobalVec::from_slice(&[4u64, 5]).append(GlobalVec::from_slice(&[6]));
             let flat = w.into_slice();
-            unreachable!("a list used after free was refused ({} and {})", flat.len(), again.len());
+            unreachable!(
+                "a list used after free was refused ({} and {})",
+                flat.len(),
+                again.len()
+            );
         }
         _ => {}
     }
@@ -445,7 +461,10 @@ fn root(o: uat::Cli<Options>) -> (u64, u32) {
             let b = GlobalSlice::<u64>::alloc_distributed(n);
             pattern::inclusive_scan(a, b, Op::new(0u64, |x: u64, y: u64| x ^ y));
             b.free();
-            assert!(pattern::is_sorted(a) && h.iter().sum::<u64>() == n as u64, "round {round}");
+            assert!(
+                pattern::is_sorted(a) && h.iter().sum::<u64>() == n as u64,
+                "round {round}"
+            );
         }
         a.free();
         return (0, rounds);
@@ -464,7 +483,11 @@ fn root(o: uat::Cli<Options>) -> (u64, u32) {
         let policies = if n <= o.small_max_n {
             [Policy::default(), small, small.sequential()]
         } else {
-            [Policy::default(), Policy::default().sequential(), Policy::default().with_grain(4096)]
+            [
+                Policy::default(),
+                Policy::default().sequential(),
+                Policy::default().with_grain(4096),
+            ]
         };
         for p in policies {
             check_all(n, p, &mut f);

@@ -59,19 +59,28 @@ fn tour(n: u64) -> u64 {
     let dot = pattern::map_reduce((a, c), |(x, y)| x * y, Sum::new());
     check(dot == (n - 1) * n * (2 * n - 1) / 2, "dot product");
     check(pattern::reduce(c, MinMax::new()) == Some((0, 3 * (n - 1))), "min-max");
-    check(pattern::reduce(a, Count::new(|x: u64| x % 2 == 0)) == n.div_ceil(2), "count");
+    check(
+        pattern::reduce(a, Count::new(|x: u64| x % 2 == 0)) == n.div_ceil(2),
+        "count",
+    );
     let hist = pattern::map_reduce(a, |x| (x % 8) as usize, Histogram::<8>::new());
     check(hist.iter().sum::<u64>() == n && hist[0] == n.div_ceil(8), "histogram");
     check(pattern::min(c) == Some((0, 0)), "min with index");
     check(pattern::max(c) == Some((len - 1, 3 * (n - 1))), "max with index");
     let policy = Policy::default().with_grain(1024).with_checkout(16 << 10);
-    check(pattern::reduce_with(policy, a, Sum::new()) == n * (n - 1) / 2, "a policy");
+    check(
+        pattern::reduce_with(policy, a, Sum::new()) == n * (n - 1) / 2,
+        "a policy",
+    );
 
     // Scans: b[i] = a[0] + ... + a[i], then the exclusive form.
     pattern::inclusive_scan(a, b, Sum::new());
     check(b.get(len - 1) == n * (n - 1) / 2, "inclusive scan");
     let total = pattern::exclusive_scan(a, b, Sum::new());
-    check(total == n * (n - 1) / 2 && b.get(len - 1) == (n - 1) * (n - 2) / 2, "exclusive scan");
+    check(
+        total == n * (n - 1) / 2 && b.get(len - 1) == (n - 1) * (n - 2) / 2,
+        "exclusive scan",
+    );
 
     // Searches.
     check(pattern::position(a, |x| x == 42) == Some(42), "position");
@@ -83,10 +92,16 @@ fn tour(n: u64) -> u64 {
     pattern::transform(a, b, move |x| x.wrapping_mul(0x9e37_79b9_7f4a_7c15) % n);
     let before = pattern::reduce(b, Sum::new());
     pattern::sort_unstable(b);
-    check(pattern::is_sorted(b) && pattern::reduce(b, Sum::new()) == before, "sort_unstable");
+    check(
+        pattern::is_sorted(b) && pattern::reduce(b, Sum::new()) == before,
+        "sort_unstable",
+    );
     pattern::sort_unstable_by_key(b, |&x| std::cmp::Reverse(x));
     let (largest, smallest) = (pattern::max(b).map(|m| m.1), pattern::min(b).map(|m| m.1));
-    check(Some(b.get(0)) == largest && Some(b.get(len - 1)) == smallest, "sort_unstable_by_key");
+    check(
+        Some(b.get(0)) == largest && Some(b.get(len - 1)) == smallest,
+        "sort_unstable_by_key",
+    );
     let (low, high) = c.split_at(len / 2);
     pattern::merge(high, low, b);
     check(pattern::equal(b, c), "merge");

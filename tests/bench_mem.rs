@@ -39,7 +39,9 @@ fn job(name: &str, launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> se
 const UTS_SMALL: &[&str] = &["-t", "1", "-a", "3", "-b", "4", "-d", "6", "-r", "19"];
 const UTS_BINOMIAL: &[&str] = &["-t", "0", "-b", "500", "-q", "0.24", "-m", "4", "-r", "3"];
 /// An odd grid (rows not a multiple of the ranks, blocks across ranks).
-const HEAT_SMALL: &[&str] = &["--rows", "67", "--cols", "33", "--iters", "7", "--grain", "4", "--seed", "5"];
+const HEAT_SMALL: &[&str] = &[
+    "--rows", "67", "--cols", "33", "--iters", "7", "--grain", "4", "--seed", "5",
+];
 
 fn check_uts_mem(json: &serde_json::Value) {
     assert_eq!(json["nodes"], json["plain_nodes"], "{json}");
@@ -143,7 +145,11 @@ fn refused(out: &JobOutput, what: &str) {
         "a bad option ends the job with an error: {}",
         out.describe()
     );
-    assert!(out.stderr.contains(what), "the message names {what}: {}", out.describe());
+    assert!(
+        out.stderr.contains(what),
+        "the message names {what}: {}",
+        out.describe()
+    );
 }
 
 #[test]
@@ -151,20 +157,48 @@ fn help_explains_and_bad_options_are_refused_with_a_message() {
     let help = run_direct(&bin("heat"), &["--help"]);
     assert_eq!(help.code, Some(0), "{}", help.describe());
     for word in ["Jacobi", "--rows", "--grain", "bit for bit", "hit_rate"] {
-        assert!(help.stdout.contains(word), "heat --help mentions {word}: {}", help.stdout);
+        assert!(
+            help.stdout.contains(word),
+            "heat --help mentions {word}: {}",
+            help.stdout
+        );
     }
     let help = run_direct(&bin("uts-mem"), &["--help"]);
     assert_eq!(help.code, Some(0), "{}", help.describe());
     for word in ["global memory", "-d", "traverse_s", "UAT_GLOBAL_HEAP"] {
-        assert!(help.stdout.contains(word), "uts-mem --help mentions {word}: {}", help.stdout);
+        assert!(
+            help.stdout.contains(word),
+            "uts-mem --help mentions {word}: {}",
+            help.stdout
+        );
     }
-    refused(&run_job_with_env(&["-n", "1"], &bin("heat"), &["--rows", "0"], &[]), "--rows");
-    refused(&run_job_with_env(&["-n", "1"], &bin("heat"), &["--grain", "x"], &[]), "--grain");
     refused(
-        &run_job_with_env(&["-n", "1"], &bin("heat"), &["--rows", "16777216", "--cols", "16777216"], &[]),
+        &run_job_with_env(&["-n", "1"], &bin("heat"), &["--rows", "0"], &[]),
+        "--rows",
+    );
+    refused(
+        &run_job_with_env(&["-n", "1"], &bin("heat"), &["--grain", "x"], &[]),
+        "--grain",
+    );
+    refused(
+        &run_job_with_env(
+            &["-n", "1"],
+            &bin("heat"),
+            &["--rows", "16777216", "--cols", "16777216"],
+            &[],
+        ),
         "too large",
     );
-    refused(&run_job_with_env(&["-n", "1"], &bin("uts-mem"), &["-d", "0"], &[]), "invalid tree");
-    refused(&run_job_with_env(&["-n", "1"], &bin("uts-mem"), &["-q", "2"], &[]), "invalid tree");
-    refused(&run_job_with_env(&["-n", "1"], &bin("uts-mem"), &["-t", "3"], &[]), "-t");
+    refused(
+        &run_job_with_env(&["-n", "1"], &bin("uts-mem"), &["-d", "0"], &[]),
+        "invalid tree",
+    );
+    refused(
+        &run_job_with_env(&["-n", "1"], &bin("uts-mem"), &["-q", "2"], &[]),
+        "invalid tree",
+    );
+    refused(
+        &run_job_with_env(&["-n", "1"], &bin("uts-mem"), &["-t", "3"], &[]),
+        "-t",
+    );
 }

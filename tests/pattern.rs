@@ -68,12 +68,27 @@ fn every_pattern_is_exact_at_two_ranks_apart_with_the_cache_on_and_off() {
 #[test]
 fn misuse_ends_the_job_with_a_message_naming_the_pattern() {
     for (misuse, message) in [
-        ("unequal-lengths", "for_each: the zipped slices differ in length ([10, 9])"),
-        ("short-destination", "transform: the destination has 9 elements, the source 10"),
+        (
+            "unequal-lengths",
+            "for_each: the zipped slices differ in length ([10, 9])",
+        ),
+        (
+            "short-destination",
+            "transform: the destination has 9 elements, the source 10",
+        ),
         ("overlap", "transform: the destination overlaps a source"),
-        ("impure-filter", "filter_map: f answered differently for the same item on its two calls"),
-        ("stale-list", "GlobalVec: a list was used after free, into_slice or append consumed it"),
-        ("stale-list-reused", "GlobalVec: a list was used after free, into_slice or append consumed it"),
+        (
+            "impure-filter",
+            "filter_map: f answered differently for the same item on its two calls",
+        ),
+        (
+            "stale-list",
+            "GlobalVec: a list was used after free, into_slice or append consumed it",
+        ),
+        (
+            "stale-list-reused",
+            "GlobalVec: a list was used after free, into_slice or append consumed it",
+        ),
     ] {
         let out = patterns(&["-n", "2"], &["--misuse", misuse], &[]);
         assert!(out.code.is_some_and(|c| c != 0), "{misuse}: {}", out.describe());
@@ -88,10 +103,7 @@ fn readme_patterns_program() -> String {
         .split_once("<!-- patterns program -->")
         .expect("README.md has a <!-- patterns program --> marker")
         .1;
-    let body = after
-        .split_once("```rust\n")
-        .expect("a rust block after the marker")
-        .1;
+    let body = after.split_once("```rust\n").expect("a rust block after the marker").1;
     body.split_once("\n```").expect("the block ends").0.to_string() + "\n"
 }
 

@@ -16,7 +16,6 @@
 //! Every operation is sequentially consistent with respect to the others on
 //! the same word and has acquire-release ordering for the caller.
 
-
 #[cfg(feature = "fad-native")]
 use gasnet_sys::atomic::{AtomicDomain, Ops, Order};
 use gasnet_sys::Gasnet;

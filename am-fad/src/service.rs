@@ -308,14 +308,7 @@ extern "C" fn on_global_request(
 /// An atomic on a word of `rank`'s global heap by Active Message (the
 /// target is outside this process's shared memory): the old value, or None
 /// when the target refused it. Polls while waiting.
-pub fn global_atomic(
-    gasnet: Gasnet,
-    rank: u32,
-    addr: usize,
-    op: crate::op::AtomicOp,
-    a: u64,
-    b: u64,
-) -> Option<u64> {
+pub fn global_atomic(gasnet: Gasnet, rank: u32, addr: usize, op: crate::op::AtomicOp, a: u64, b: u64) -> Option<u64> {
     let [a0, a1] = split_u64(addr as u64);
     let [x0, x1] = split_u64(a);
     let [y0, y1] = split_u64(b);

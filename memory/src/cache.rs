@@ -260,7 +260,11 @@ impl Cache {
             let n = self.write_back(w, key);
             written += n;
             if n != 0 {
-                home = Some(if home.is_none_or(|h| h == key.0) { key.0 } else { w.rank() });
+                home = Some(if home.is_none_or(|h| h == key.0) {
+                    key.0
+                } else {
+                    w.rank()
+                });
             }
         }
         net(w).wait_nbi();
@@ -293,14 +297,7 @@ impl Cache {
             // SAFETY: bytes of a block held in the mirror and pinned by no
             // checkout (release skips pinned blocks), so no reference
             // covers them; unchanged until wait_nbi (nothing runs before).
-            unsafe {
-                net(w).put_nbi(
-                    rank,
-                    w.remote(rank, blo + from),
-                    (src + from) as *const u8,
-                    to - from,
-                )
-            };
+            unsafe { net(w).put_nbi(rank, w.remote(rank, blo + from), (src + from) as *const u8, to - from) };
             n += (to - from) as u64;
         }
         n

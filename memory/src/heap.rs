@@ -59,7 +59,10 @@ static NEXT_GENERATION: AtomicU64 = AtomicU64::new(0);
 /// The header's second word of a block of `bytes` bytes and generation
 /// `generation`.
 pub(crate) fn size_word(bytes: usize, generation: u16) -> u64 {
-    assert!((bytes as u64) <= SIZE_MASK, "a global allocation of {bytes} bytes is too large");
+    assert!(
+        (bytes as u64) <= SIZE_MASK,
+        "a global allocation of {bytes} bytes is too large"
+    );
     (u64::from(generation) << GENERATION_SHIFT) | bytes as u64
 }
 
@@ -314,9 +317,13 @@ impl Heap {
         let header_rank = if symmetric { 0 } else { rank };
         // The block's size, as its allocation recorded it (read before the
         // tag is cleared: a block is its size while it is live).
-        let word = self
-            .atomics
-            .apply(header_rank, w.remote(header_rank, data - HEADER + 8), AtomicOp::Load, 0, 0);
+        let word = self.atomics.apply(
+            header_rank,
+            w.remote(header_rank, data - HEADER + 8),
+            AtomicOp::Load,
+            0,
+            0,
+        );
         let size = word & SIZE_MASK;
         if expect.is_some_and(|e| e != word) || !self.mark_free(w, header_rank, data) {
             fatal(format_args!(
@@ -393,7 +400,14 @@ impl Heap {
     /// target's local zone and into its symmetric zone. A live block's exact
     /// address becomes one inside its header (the message would free it for
     /// real: freeing is allowed from any rank).
-    pub(crate) fn fuzz(&self, w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut dyn FnMut(u8, &[u32])) {
+    pub(crate) fn fuzz(
+        &self,
+        w: Here,
+        target: u32,
+        count: u32,
+        draw: &mut dyn FuzzDraw,
+        request: &mut dyn FnMut(u8, &[u32]),
+    ) {
         let zones = self.local.zones();
         for _ in 0..count {
             let mut data = if draw.next().is_multiple_of(4) {
@@ -506,4 +520,3 @@ mod tests {
         assert_eq!(h.free_bytes(), hi - lo);
     }
 }
-

@@ -29,7 +29,13 @@ impl Layer for GlobalMemory {
         // (the arena is never unmapped), is this rank's segment range
         // [lo, hi), and its atomic words are only accessed atomically
         // (Memory's rule: headers and the symmetric control word).
-        unsafe { atomics.init(w.remote(w.rank(), heap_lo), w.remote(w.rank(), heap_lo + heap_size), heap_lo) };
+        unsafe {
+            atomics.init(
+                w.remote(w.rank(), heap_lo),
+                w.remote(w.rank(), heap_lo + heap_size),
+                heap_lo,
+            )
+        };
         // One heap per process, for the rest of it: the GLOBAL_FREE handler
         // reaches it from then on.
         let local: &'static heap::LocalHeap =

@@ -170,8 +170,7 @@ impl<T: Pod> GlobalSlice<T> {
         }
         for (rank, addr, _, n) in self.pieces(w.ranks()) {
             let len = n * std::mem::size_of::<T>();
-            mem(w)
-                .refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
+            mem(w).refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
             mem(w).forget_range(w, rank, addr, len, false);
         }
         // Symmetric data lies past the zone's start (its control word and a
@@ -182,7 +181,10 @@ impl<T: Pod> GlobalSlice<T> {
             (0, None)
         } else {
             let generation = (self.place >> GENERATION_SHIFT) as u16;
-            (self.place as u32, Some(heap::size_word(Self::bytes(self.total), generation)))
+            (
+                self.place as u32,
+                Some(heap::size_word(Self::bytes(self.total), generation)),
+            )
         };
         mem(w).heap.free(w, rank, self.base, symmetric, expect);
     }

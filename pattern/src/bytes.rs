@@ -109,6 +109,9 @@ mod tests {
         // SAFETY: as above.
         assert_eq!(unsafe { Carrier::pack(w).unpack::<[u128; 3]>() }, w);
         assert!(fits::<[u64; 6]>() && !fits::<[u64; 7]>());
-        assert_eq!((slot_words::<u8>(), slot_words::<[u64; 7]>(), slot_words::<()>()), (1, 7, 1));
+        assert_eq!(
+            (slot_words::<u8>(), slot_words::<[u64; 7]>(), slot_words::<()>()),
+            (1, 7, 1)
+        );
     }
 }

@@ -255,7 +255,10 @@ impl<T: Pod> GlobalVec<T> {
                 data.len(),
                 step,
                 |a, b| slice_part_end(&dst, a, slice_part_end(&data, a, b)),
-                |a, b| data.slice(a..b).read(|x| dst.slice(a..b).write(|d| d.copy_from_slice(x))),
+                |a, b| {
+                    data.slice(a..b)
+                        .read(|x| dst.slice(a..b).write(|d| d.copy_from_slice(x)))
+                },
             );
             data.free();
         });

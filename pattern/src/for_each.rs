@@ -52,7 +52,13 @@ where
     let n = src.length("for_each");
     let max = policy.chunk_items(S::item_bytes());
     par_blocks(policy, n, move |_, lo, hi| {
-        chunks(lo, hi, max, |a, b| src.part_end(a, b), |a, b| src.sub(a, b).read(|c| f(a, c)))
+        chunks(
+            lo,
+            hi,
+            max,
+            |a, b| src.part_end(a, b),
+            |a, b| src.sub(a, b).read(|c| f(a, c)),
+        )
     })
 }
 
@@ -95,7 +101,13 @@ where
     refuse_overlap("for_each_mut", dst.overlapping());
     let max = policy.chunk_items(M::item_bytes());
     par_blocks(policy, n, move |_, lo, hi| {
-        chunks(lo, hi, max, |a, b| dst.part_end(a, b), |a, b| dst.sub(a, b).update(|c| f(a, c)))
+        chunks(
+            lo,
+            hi,
+            max,
+            |a, b| dst.part_end(a, b),
+            |a, b| dst.sub(a, b).update(|c| f(a, c)),
+        )
     })
 }
 

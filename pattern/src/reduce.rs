@@ -424,9 +424,7 @@ impl<T: PartialOrd + Copy + Send + 'static> Monoid for MinMax<T> {
     }
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc {
         match (a, b) {
-            (Some((l1, h1)), Some((l2, h2))) => {
-                Some((if l2 < l1 { l2 } else { l1 }, if h2 >= h1 { h2 } else { h1 }))
-            }
+            (Some((l1, h1)), Some((l2, h2))) => Some((if l2 < l1 { l2 } else { l1 }, if h2 >= h1 { h2 } else { h1 })),
             (None, b) => b,
             (a, None) => a,
         }

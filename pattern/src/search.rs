@@ -177,8 +177,8 @@ impl<T: Copy + Send + 'static, L: Fn(&T, &T) -> bool + Copy + Send + 'static, co
     }
 }
 
-impl<T: Copy + Send + 'static, L: Fn(&T, &T) -> bool + Copy + Send + 'static, const MAX: bool>
-    Reducer<(usize, T)> for Extreme<T, L, MAX>
+impl<T: Copy + Send + 'static, L: Fn(&T, &T) -> bool + Copy + Send + 'static, const MAX: bool> Reducer<(usize, T)>
+    for Extreme<T, L, MAX>
 {
     #[inline]
     fn fold(&self, acc: &mut Self::Acc, (i, x): (usize, T)) {

@@ -176,8 +176,13 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
     // them.
     {
         let mut layer_request = |handler: u8, args: &[u32]| request(handler, args, &mut sent);
-        w.layer
-            .fuzz(crate::layer::Here::of(crate::worker::worker()), target, count, &mut rng, &mut layer_request);
+        w.layer.fuzz(
+            crate::layer::Here::of(crate::worker::worker()),
+            target,
+            count,
+            &mut rng,
+            &mut layer_request,
+        );
     }
 
     // CLOCK_REQUEST (no arguments): answered with the target's clock into

@@ -160,8 +160,8 @@ mod avx512 {
 
     use std::arch::x86_64::*;
 
-    use super::split;
     use super::super::network::{lanes, load_padded, merge_registers};
+    use super::split;
 
     /// The upper `n` lanes (at most 8).
     #[inline(always)]

@@ -98,7 +98,11 @@ impl<T: Pod + Ord> Order<T> for Natural {
     }
     fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]) {
         if is_u64::<T>() {
-            kernels::merge_u64(bytemuck::cast_slice(a), bytemuck::cast_slice(b), bytemuck::cast_slice_mut(d))
+            kernels::merge_u64(
+                bytemuck::cast_slice(a),
+                bytemuck::cast_slice(b),
+                bytemuck::cast_slice_mut(d),
+            )
         } else {
             merge_by(a, b, d, |x, y| x < y)
         }
@@ -277,20 +281,8 @@ fn sort<T: Pod, O: Order<T>>(p: Policy, cut: usize, a: GlobalSlice<T>, tmp: Glob
     let (t3, t4) = t34.split_at(q);
     fork(
         p,
-        move || {
-            fork(
-                p,
-                move || sort(p, cut, a1, t1, o),
-                move || sort(p, cut, a2, t2, o),
-            )
-        },
-        move || {
-            fork(
-                p,
-                move || sort(p, cut, a3, t3, o),
-                move || sort(p, cut, a4, t4, o),
-            )
-        },
+        move || fork(p, move || sort(p, cut, a1, t1, o), move || sort(p, cut, a2, t2, o)),
+        move || fork(p, move || sort(p, cut, a3, t3, o), move || sort(p, cut, a4, t4, o)),
     );
     fork(
         p,
@@ -351,7 +343,11 @@ mod tests {
 
     #[test]
     fn the_generic_merge_merges() {
-        for (a, b) in [(vec![], vec![1u32]), (vec![1, 3, 5], vec![2, 3, 4, 9]), (vec![7, 8], vec![])] {
+        for (a, b) in [
+            (vec![], vec![1u32]),
+            (vec![1, 3, 5], vec![2, 3, 4, 9]),
+            (vec![7, 8], vec![]),
+        ] {
             let mut d = vec![0; a.len() + b.len()];
             merge_by(&a, &b, &mut d, |x, y| x < y);
             let mut want = [a, b].concat();

@@ -13,8 +13,8 @@
 mod values;
 
 pub use values::fmt_size;
-pub(crate) use values::{SettingValue, BOOL_SYNTAX};
 pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode};
+pub(crate) use values::{SettingValue, BOOL_SYNTAX};
 
 /// One row of the settings table.
 #[derive(Clone, Copy, Debug)]
