@@ -8,18 +8,7 @@
 
 mod common;
 
-use common::{bin, rank_counts, run_direct, run_job_with_env, JobOutput};
-
-/// 2 ranks whose memory is apart where the conduit allows it (as in
-/// tests/global.rs): udp over real UDP, mpi without shared memory; smp:
-/// shared.
-fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
-    match uat::CONDUIT.name() {
-        "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
-        "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
-        _ => (vec!["-n", "2"], vec![]),
-    }
-}
+use common::{bin, rank_counts, run_direct, run_job_with_env, two_ranks_apart, JobOutput};
 
 /// Whether `two_ranks_apart` really puts the ranks' memory apart.
 fn apart() -> bool {

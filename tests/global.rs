@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{bin, example, rank_counts, run_job_with_env, JobOutput};
+use common::{bin, example, rank_counts, run_job_with_env, two_ranks_apart, JobOutput};
 
 fn global_memory(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     run_job_with_env(launcher, &example("global_memory"), args, env)
@@ -17,17 +17,6 @@ fn assert_exact(out: &JobOutput) {
     let json = out.json();
     for key in ["sum_ok", "max_ok", "leaves_ok", "big_ok"] {
         assert_eq!(json[key], true, "{key}: {}", out.describe());
-    }
-}
-
-/// 2 ranks whose memory is apart where the conduit allows it: udp over
-/// real UDP, mpi without shared memory (smp: shared, where the same
-/// answers hold trivially).
-fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
-    match uat::CONDUIT.name() {
-        "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
-        "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
-        _ => (vec!["-n", "2"], vec![]),
     }
 }
 

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{example, rank_counts, root, run_job_with_env, JobOutput};
+use common::{example, rank_counts, root, run_job_with_env, two_ranks_apart, JobOutput};
 
 fn patterns(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     run_job_with_env(launcher, &example("patterns"), args, env)
@@ -26,16 +26,6 @@ fn assert_every_pattern_exact(out: &JobOutput, what: &str, runs: u32) {
         }
     }
     assert_eq!(json["runs"], runs, "{what}: {json}");
-}
-
-/// 2 ranks whose memory is apart where the conduit allows it (as in
-/// tests/global.rs).
-fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
-    match uat::CONDUIT.name() {
-        "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
-        "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
-        _ => (vec!["-n", "2"], vec![]),
-    }
 }
 
 #[test]

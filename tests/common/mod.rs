@@ -128,3 +128,15 @@ pub(crate) fn rank_counts() -> &'static [u32] {
         _ => &[2],
     }
 }
+
+/// 2 ranks whose memory is apart where the conduit allows it: udp over
+/// real UDP, mpi without shared memory (`GASNET_SUPERNODE_MAXSIZE=1`); on
+/// smp shared (the same answers hold trivially). Launcher arguments and
+/// environment.
+pub(crate) fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
+    match uat::CONDUIT.name() {
+        "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
+        "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
+        _ => (vec!["-n", "2"], vec![]),
+    }
+}
