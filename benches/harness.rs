@@ -482,6 +482,13 @@ impl Harness {
             line.insert("fad_path".into(), json!(self.runtime.fad_path()));
             line.insert("oversubscribed".into(), json!(self.runtime.oversubscribed()));
             line.insert("ranks".into(), json!(g.size()));
+            line.insert("hosts".into(), json!(g.hosts().count()));
+            line.insert("rank_hosts".into(), json!(g.hosts().table()));
+            line.insert("victims".into(), json!(self.runtime.config().get_victims().name()));
+            line.insert(
+                "net_delay_us".into(),
+                json!(round(g.cross_host_delay().as_secs_f64() * 1e6, 3)),
+            );
             line.insert("seq".into(), json!(self.common.seq));
             line.insert("empty_check".into(), json!(self.runtime.config().get_empty_check()));
             line.insert("steal_protocol".into(), json!(self.runtime.steal_protocol().name()));
@@ -553,7 +560,11 @@ pub fn stats_json(s: &Stats) -> Value {
         };
         (field.json_name().into_owned(), v)
     });
-    Value::Object(fields.collect())
+    let means = s.means().into_iter().map(|(name, total, count)| {
+        let mean = (count > 0).then(|| secs(total) / count as f64);
+        (format!("{name}_s"), json!(mean))
+    });
+    Value::Object(fields.chain(means).collect())
 }
 
 /// The `trace` object of the JSON line (`UAT_TRACE`): per kind of record,

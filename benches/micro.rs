@@ -5,7 +5,10 @@
 //!   (ratios are what to compare on a shared, noisy machine);
 //! - `micro latency`: 8-byte get/put between two ranks with and without a
 //!   polling thread present (IPSJ 2016 Fig. 11), and the fetch-and-add
-//!   latency of the built mode;
+//!   latency of the built mode; with hosts (`--hosts`), a get within rank
+//!   0's host and one across hosts, the latter with and without the
+//!   emulated delay (`UAT_NET_DELAY`) in alternating blocks, so that the
+//!   delay a job adds is measured in the job;
 //! - `micro fad`: ranks 1..N-1 hammer a counter on rank 0 while rank 0
 //!   computes: who pays in each mode (latency for the hammerers, slowdown of
 //!   the victim); the final count is checked exactly;
@@ -46,7 +49,8 @@ enum What {
         reps: u32,
     },
     /// 8-byte get/put latency rank 0 -> rank 1, without and with polling
-    /// threads; fetch-and-add latency in the built mode.
+    /// threads; fetch-and-add latency in the built mode; gets within rank
+    /// 0's host and across hosts, with and without UAT_NET_DELAY.
     Latency {
         #[arg(long, default_value_t = 20_000)]
         iters: u32,
@@ -168,6 +172,12 @@ fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
     m.insert("conduit".into(), json!(uat::CONDUIT.name()));
     m.insert("fad".into(), json!(uat::MODE.name()));
     m.insert("ranks".into(), json!(rt.ranks()));
+    m.insert("hosts".into(), json!(rt.hosts().count()));
+    m.insert("rank_hosts".into(), json!(rt.hosts().table()));
+    m.insert(
+        "net_delay_us".into(),
+        json!(r3(rt.config().get_net_delay().as_secs_f64() * 1e6)),
+    );
     m.insert("fad_path".into(), json!(rt.fad_path()));
     m.insert("oversubscribed".into(), json!(rt.oversubscribed()));
     m.insert("steal_protocol".into(), json!(rt.steal_protocol().name()));
@@ -195,6 +205,11 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     };
     g.barrier();
     let plain = if g.rank() == 0 { Some(measure(g)) } else { None };
+    let by_host = if g.rank() == 0 {
+        Some(gets_by_host(g, iters))
+    } else {
+        None
+    };
     g.barrier();
     // Now with a communication-assisting thread polling on every rank.
     let mode = rt.poller_mode();
@@ -236,6 +251,19 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
         json!({"iters": iters, "peer": peer, "poller": mode.name()}),
     );
     m.insert("latency_us".into(), json!({"get": r3(get), "put": r3(put), "get_with_poller": r3(pget), "put_with_poller": r3(pput), "fadd": fadd.map(r3)}));
+    let h = by_host.unwrap();
+    m.insert(
+        "latency_by_host_us".into(),
+        json!({
+            "near": h.near, "far": h.far,
+            "get_within_host": h.within.map(r3),
+            "get_across_hosts": h.across.map(r3),
+            "get_across_hosts_no_delay": h.across_no_delay.map(r3),
+            "delay_added": h.across.zip(h.across_no_delay).map(|(a, b)| r3(a - b)),
+            "delayed_ops": h.delayed,
+            "delayed_ops_expected": h.delayed.and(h.delayed_expected),
+        }),
+    );
     m.insert("unregistered_address_refused".into(), json!(refused));
     let verified = fadd.is_some() && refused != Some(false);
     m.insert("verified".into(), json!(verified));
@@ -244,6 +272,77 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     }
     println!("{}", Value::Object(m));
     verified
+}
+
+/// Rank 0's gets to the first other rank of its host (`near`) and the
+/// first rank of another host (`far`), where there are such ranks.
+struct GetsByHost {
+    near: Option<u32>,
+    far: Option<u32>,
+    within: Option<f64>,
+    across: Option<f64>,
+    across_no_delay: Option<f64>,
+    /// Operations the process delayed during the cross-host blocks, and
+    /// how many gets should have been.
+    delayed: Option<u64>,
+    delayed_expected: Option<u64>,
+}
+
+/// Blocks of each kind of cross-host get, alternating (their medians are
+/// compared, so that a slow moment of the machine hits both alike).
+const DELAY_BLOCKS: usize = 11;
+
+/// Measured on rank 0 while every other rank polls in a barrier. The
+/// cross-host gets alternate blocks with the job's delay and without it:
+/// rank 0 alone issues, so switching its own delay changes nothing else.
+fn gets_by_host(g: uat::gasnet::Gasnet, iters: u32) -> GetsByHost {
+    let hosts = g.hosts();
+    let near = (1..g.size()).find(|&r| hosts.is_local(r));
+    let far = (1..g.size()).find(|&r| !hosts.is_local(r));
+    // Inside the peer's deque entries: idle outside runs.
+    let word = |r: u32| g.segment(r).base + 4096 * 3;
+    let get = |r: u32, n: u32| {
+        uat_bench::mean_us(n, || {
+            black_box(g.get_u64(r, word(r)));
+        })
+    };
+    let within = near.map(|r| get(r, iters));
+    let (mut delayed, mut delayed_expected) = (None, Some(0));
+    let (across, across_no_delay) = match far {
+        None => (None, None),
+        Some(r) => {
+            let delay = g.cross_host_delay();
+            let block = (iters / DELAY_BLOCKS as u32).max(10);
+            let (mut on, mut off) = (Vec::new(), Vec::new());
+            let before = g.delayed_ops();
+            for _ in 0..DELAY_BLOCKS {
+                on.push(get(r, block));
+                g.set_cross_host_delay(std::time::Duration::ZERO);
+                off.push(get(r, block));
+                g.set_cross_host_delay(delay);
+            }
+            // Each timed get and its warm-up (a tenth as many) once.
+            delayed = Some(g.delayed_ops() - before);
+            if !delay.is_zero() {
+                delayed_expected = Some(DELAY_BLOCKS as u64 * (block + block / 10) as u64);
+            }
+            (Some(median(on)), Some(median(off)))
+        }
+    };
+    GetsByHost {
+        near,
+        far,
+        within,
+        across,
+        across_no_delay,
+        delayed,
+        delayed_expected,
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 /// ~100 ns of arithmetic.

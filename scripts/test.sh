@@ -9,7 +9,10 @@
 #                              and the reproduction pipeline on tiny inputs
 #                              (scripts/reproduce.sh --quick); the lifelines
 #                              test (4 ranks) on udp and mpi in the am and
-#                              rdma-emulated modes too ("lifelines")
+#                              rdma-emulated modes too ("lifelines"); the
+#                              benchmarks on 2 emulated hosts of 2 ranks
+#                              (tests/hosts.rs) in those modes ("hosts": the
+#                              full udp and mpi variants run every hosts test)
 #   scripts/test.sh smp-native run only the named variant(s); "reproduce" is
 #                              the pipeline alone
 #
@@ -23,7 +26,7 @@ uat=$("$root/scripts/launcher.sh")
 # setup.sh installed the OTF2 library: the trace tests must find it.
 export UAT_TEST_OTF2=required
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines hosts ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do
@@ -66,20 +69,26 @@ for variant in "${variants[@]}"; do
     fi
     continue
   fi
-  if [ "$variant" = lifelines ]; then
-    # The full variants above run every test with lifelines on (the
-    # default); here the lifelines test alone where CI builds no full
-    # variant: udp and mpi in the am and rdma-emulated modes.
+  if [ "$variant" = lifelines ] || [ "$variant" = hosts ]; then
+    # Where CI builds no full variant (udp and mpi in the am and
+    # rdma-emulated modes), one test each: "lifelines", the lifelines test
+    # (the full variants run every test with lifelines on, the default);
+    # "hosts", the benchmarks on emulated hosts (BTC, UTS and NQueens exact
+    # on 2 hosts of 2 ranks and 2 of 3, steals within and across hosts).
+    case "$variant" in
+      lifelines) test=distributed filter=idle_ranks ;;
+      hosts) test=hosts filter=benchmarks_are_exact ;;
+    esac
     ok=1
     for v in udp-am udp-rdma-emulated mpi-am mpi-rdma-emulated; do
       c=${v%%-*} f=${v#*-}
-      echo "=== lifelines: $v, tests/distributed.rs idle_ranks" >&2
+      echo "=== $variant: $v, tests/$test.rs $filter" >&2
       "$uat" uat build --release --conduit "$c" --fad "$f" \
         && cargo test --release --workspace --features "$("$uat" uat features --conduit "$c" --fad "$f")" \
-             --target-dir "target/$v" --test distributed -- idle_ranks \
+             --target-dir "target/$v" --test "$test" -- "$filter" \
         || ok=0
     done
-    if [ "$ok" = 1 ]; then passed=$((passed + 1)); else echo "lifelines: FAILED" >&2; failed=$((failed + 1)); fi
+    if [ "$ok" = 1 ]; then passed=$((passed + 1)); else echo "$variant: FAILED" >&2; failed=$((failed + 1)); fi
     continue
   fi
   conduit=${variant%%-*} fad=${variant#*-}

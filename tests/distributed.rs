@@ -207,47 +207,11 @@ fn idle_ranks_sleep_across_the_network_while_the_root_computes_alone() {
         eprintln!("skipped: smp ranks always share memory (idle_ranks_quiesce... covers it)");
         return;
     };
-    let quiet = |on: f64, off: f64| on <= 0.25 * off || (off < 0.2 && on <= 0.05);
     for ranks in [2, 4] {
         let n = ranks.to_string();
-        let measure = |lifelines: &str| {
-            let mut launcher_args = vec!["-n", n.as_str()];
-            launcher_args.extend_from_slice(launcher);
-            let mut env = env.to_vec();
-            env.push(("UAT_LIFELINES", lifelines));
-            let out = run_job_with_env(
-                &launcher_args,
-                &bin("micro"),
-                &["idle", "--serial-ms", "400", "--depth", "18"],
-                &env,
-            );
-            assert_eq!(out.code, Some(0), "{}", out.describe());
-            let json = out.json();
-            assert_eq!(json["verified"], true, "{}", out.describe());
-            assert_eq!(json["ranks"], ranks);
-            let f = |k: &str| json[k].as_f64().unwrap_or_else(|| panic!("no {k}: {json}"));
-            (
-                f("idle_ranks_cpu_per_wall"),
-                f("idle_ranks_process_cpu_per_wall"),
-                f("job_cpu_per_wall"),
-            )
-        };
-        let (on, off) = (measure("on"), measure("off"));
-        eprintln!("{ranks} ranks: CPU per wall second (worker, idle processes, job): lifelines on {on:?}, off {off:?}");
-        assert!(
-            quiet(on.0, off.0),
-            "{ranks} ranks: idle workers used {} CPU s per wall s with lifelines on, {} off",
-            on.0,
-            off.0
-        );
-        if uat::MODE != uat::Mode::RdmaEmulated {
-            assert!(
-                quiet(on.1, off.1),
-                "{ranks} ranks: idle processes used {} CPU s per wall s with lifelines on, {} off",
-                on.1,
-                off.1
-            );
-        }
+        let mut launcher_args = vec!["-n", n.as_str()];
+        launcher_args.extend_from_slice(launcher);
+        common::assert_idle_ranks_quiet(&launcher_args, env, ranks);
     }
 }
 
@@ -272,56 +236,7 @@ fn a_panic_on_rank_1_of_3_ends_the_job_quickly() {
 
 #[test]
 fn a_killed_rank_ends_the_job_quickly() {
-    let dir = std::env::temp_dir().join(format!("uat-kill-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let pid_file = dir.join("rank-1.pid");
-    let _ = std::fs::remove_file(&pid_file);
-    let killer = {
-        let pid_file = pid_file.clone();
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + Duration::from_secs(30);
-            while !pid_file.exists() && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            std::thread::sleep(Duration::from_millis(500));
-            let pid = std::fs::read_to_string(&pid_file).expect("rank 1 wrote its pid");
-            // A rank keeps its program's name after the address-fixing
-            // re-execution (ps, top, pkill, perf show it).
-            let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid.trim())).unwrap_or_default();
-            let killed_at = Instant::now();
-            let status = std::process::Command::new("kill")
-                .args(["-9", pid.trim()])
-                .status()
-                .unwrap();
-            assert!(status.success());
-            (killed_at, comm)
-        })
-    };
-    let out = run_job(
-        &["-n", "3"],
-        &bin("examples/fault"),
-        &["spin", "--pid-dir", dir.to_str().unwrap()],
-    );
-    let ended = Instant::now();
-    let (killed_at, comm) = killer.join().unwrap();
-    assert_eq!(comm.trim(), "fault", "rank 1's name in /proc/<pid>/comm");
-    assert!(
-        ended - killed_at < Duration::from_secs(10),
-        "the job went on {:?} after the kill",
-        ended - killed_at
-    );
-    assert!(out.code.is_some_and(|c| c != 0 && c != 3), "{}", out.describe());
-    assert!(
-        // smp: GASNet reports the killed rank as 128 + 9 (the launcher names
-        // signal 9); udp: the master exits 255 (the launcher says a rank
-        // died); mpi: mpirun names the signal itself.
-        out.stderr.contains("signal 9 (KILL)")
-            || out.stderr.contains("code 255: a rank died")
-            || out.stderr.contains("exited on signal 9"),
-        "{}",
-        out.describe()
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    common::assert_a_killed_rank_ends_the_job(&["-n", "3"]);
 }
 
 #[test]

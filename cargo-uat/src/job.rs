@@ -4,6 +4,10 @@
 //! |---|---|
 //! | smp | `GASNET_PSHM_NODES=N prog`: GASNet forks the ranks |
 //! | udp | `GASNET_SPAWNFN=L prog N`: local spawn (`--real-udp`: no shared memory, `GASNET_SUPERNODE_MAXSIZE=1`) |
+//!
+//! `--hosts H` (udp, mpi) runs the ranks as H emulated hosts: GASNet's
+//! supernodes of ⌈N/H⌉ consecutive ranks (`GASNET_SUPERNODE_MAXSIZE`), and
+//! `UAT_LAUNCHED_HOSTS=H`, which the runtime checks (`uat_rules::hosts`).
 //! | mpi | `mpirun -np N --oversubscribe [-x VAR]... prog` |
 //! | ibv | `gasnetrun_ibv -n N -E VAR,... prog` (clusters) |
 //!
@@ -29,8 +33,8 @@ pub struct JobSpec {
     pub conduit: Conduit,
     /// How many ranks.
     pub ranks: u32,
-    /// udp: no shared memory between ranks (`--real-udp`).
-    pub real_udp: bool,
+    /// udp, mpi: emulated hosts (`--hosts`; `--real-udp` is one per rank).
+    pub hosts: Option<u32>,
     /// mpi, ibv: the command that starts the ranks instead of the default.
     pub launcher: Option<String>,
     /// Kill the whole job after this long.
@@ -163,13 +167,16 @@ pub fn environment(spec: &JobSpec) -> Vec<(&'static str, String)> {
     let mut env = vec![("UAT_LAUNCHED", spec.conduit.name().to_string())];
     match spec.conduit {
         Conduit::Smp => env.push(("GASNET_PSHM_NODES", spec.ranks.to_string())),
-        Conduit::Udp => {
-            env.push(("GASNET_SPAWNFN", "L".into()));
-            if spec.real_udp {
-                env.push(("GASNET_SUPERNODE_MAXSIZE", "1".into()));
-            }
-        }
+        Conduit::Udp => env.push(("GASNET_SPAWNFN", "L".into())),
         Conduit::Mpi | Conduit::Ibv => {}
+    }
+    if let (Conduit::Udp | Conduit::Mpi, Some(hosts)) = (spec.conduit, spec.hosts) {
+        // Checked by the command line (`check_run`): a refusal there names
+        // the host counts that work.
+        if let Ok(size) = uat_rules::hosts::ranks_per_host(spec.ranks, hosts) {
+            env.push((uat_rules::hosts::SUPERNODE_MAXSIZE_ENV, size.to_string()));
+            env.push((uat_rules::hosts::LAUNCHED_HOSTS_ENV, hosts.to_string()));
+        }
     }
     if let Some(dir) = &spec.trace {
         env.push(("UAT_TRACE", dir.display().to_string()));
@@ -292,7 +299,7 @@ mod tests {
         JobSpec {
             conduit,
             ranks: 4,
-            real_udp: true,
+            hosts: Some(4),
             launcher: None,
             timeout: None,
             program: "/bin/prog".into(),
@@ -317,6 +324,12 @@ mod tests {
         let env = environment(&spec(Conduit::Smp));
         assert!(env.contains(&("GASNET_PSHM_NODES", "4".into())));
         assert!(env.contains(&("UAT_LAUNCHED", "smp".into())));
+        assert!(!env.iter().any(|(k, _)| *k == "GASNET_SUPERNODE_MAXSIZE"));
+        let mut two = spec(Conduit::Mpi);
+        two.hosts = Some(2);
+        let env = environment(&two);
+        assert!(env.contains(&("GASNET_SUPERNODE_MAXSIZE", "2".into())));
+        assert!(env.contains(&("UAT_LAUNCHED_HOSTS", "2".into())));
     }
 
     #[test]

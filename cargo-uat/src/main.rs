@@ -92,9 +92,16 @@ struct RunArgs {
     #[command(flatten)]
     variant: VariantArgs,
     /// udp: no shared memory between ranks, real UDP over loopback
-    /// (GASNET_SUPERNODE_MAXSIZE=1).
-    #[arg(long)]
+    /// (GASNET_SUPERNODE_MAXSIZE=1; the same as --hosts N).
+    #[arg(long, conflicts_with = "hosts")]
     real_udp: bool,
+    /// udp, mpi: run the N ranks as H emulated hosts, a cluster's shape on
+    /// one machine: shared memory inside a host, the network (real UDP, or
+    /// MPI) between hosts. Hosts hold ceil(N/H) consecutive ranks, the last
+    /// one the rest (GASNET_SUPERNODE_MAXSIZE); UAT_NET_DELAY adds a
+    /// network's delay between them. On a cluster the hosts are its nodes.
+    #[arg(long, value_name = "H", value_parser = clap::value_parser!(u32).range(1..))]
+    hosts: Option<u32>,
     /// mpi, ibv: start the job with CMD instead of mpirun or gasnetrun_ibv
     /// (same arguments), e.g. a site's wrapper.
     #[arg(long, value_name = "CMD")]
@@ -214,6 +221,24 @@ fn check_run(a: &RunArgs) -> Result<(), String> {
     if a.real_udp && a.variant.conduit != Conduit::Udp {
         return Err("--real-udp applies to the udp conduit only".into());
     }
+    if let Some(h) = a.hosts {
+        match a.variant.conduit {
+            Conduit::Udp | Conduit::Mpi => {
+                uat_rules::hosts::ranks_per_host(a.ranks, h)?;
+            }
+            Conduit::Smp if h == 1 => {}
+            Conduit::Smp => {
+                return Err(format!(
+                    "--hosts {h}: the smp conduit is one host (every rank shares memory); emulate hosts on udp or mpi"
+                ))
+            }
+            Conduit::Ibv => {
+                return Err(format!(
+                    "--hosts {h}: on ibv the hosts are the cluster's nodes (ranks per node come from the allocation: docs/cluster.md)"
+                ))
+            }
+        }
+    }
     if a.launcher.is_some() && !matches!(a.variant.conduit, Conduit::Mpi | Conduit::Ibv) {
         return Err("--launcher applies to the mpi and ibv conduits only".into());
     }
@@ -242,7 +267,7 @@ fn run(a: RunArgs) -> Result<i32, String> {
     let spec = JobSpec {
         conduit: v.conduit,
         ranks: a.ranks,
-        real_udp: a.real_udp,
+        hosts: if a.real_udp { Some(a.ranks) } else { a.hosts },
         launcher: a.launcher,
         timeout: a.timeout.map(Duration::from_secs),
         program: exe,

@@ -127,8 +127,12 @@ gex_Event_t uat_barrier_nb(void) { return gex_Coll_BarrierNB(uat_tm, 0); }
 gex_Event_t uat_broadcast_nb(gex_Rank_t root, void *dst, const void *src, size_t nbytes) {
   return gex_Coll_BroadcastNB(uat_tm, root, dst, src, nbytes, 0);
 }
-gex_Event_t uat_max_u64_nb(uint64_t *dst, const uint64_t *src) {
-  return gex_Coll_ReduceToAllNB(uat_tm, dst, src, GEX_DT_U64, sizeof(uint64_t), 1, GEX_OP_MAX, NULL, NULL, 0);
+gex_Event_t uat_max_u64_nb(uint64_t *dst, const uint64_t *src, size_t count) {
+  return gex_Coll_ReduceToAllNB(uat_tm, dst, src, GEX_DT_U64, sizeof(uint64_t), count, GEX_OP_MAX, NULL, NULL, 0);
+}
+void uat_my_position(gex_Rank_t *nbrhd_count, gex_Rank_t *nbrhd_index) {
+  gex_Rank_t host_count, host_index;
+  gex_System_QueryMyPosition(nbrhd_count, nbrhd_index, &host_count, &host_index);
 }
 int uat_event_test(gex_Event_t event) { return gex_Event_Test(event) == GASNET_OK; }
 void uat_event_wait(gex_Event_t event) { gex_Event_Wait(event); }

@@ -80,7 +80,11 @@ gex_Event_t uat_barrier_nb(void);
 /* Root's src (nbytes) into every rank's dst (local buffers). Collective. */
 gex_Event_t uat_broadcast_nb(gex_Rank_t root, void *dst, const void *src, size_t nbytes);
 /* The largest of every rank's src into every rank's dst. Collective. */
-gex_Event_t uat_max_u64_nb(uint64_t *dst, const uint64_t *src);
+/* Element-wise maximum of `count` u64s over all ranks, into every rank. */
+gex_Event_t uat_max_u64_nb(uint64_t *dst, const uint64_t *src, size_t count);
+/* gex_System_QueryMyPosition's neighbourhood half: how many neighbourhoods
+ * (sets of ranks sharing memory) the job has, and which one is this rank's. */
+void uat_my_position(gex_Rank_t *nbrhd_count, gex_Rank_t *nbrhd_index);
 /* 1 when done (the event is then consumed), 0 when not yet. */
 int uat_event_test(gex_Event_t event);
 void uat_event_wait(gex_Event_t event);

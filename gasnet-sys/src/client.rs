@@ -114,7 +114,9 @@ impl Gasnet {
             RANK.store(raw::uat_rank(), Ordering::Relaxed);
             SIZE.store(raw::uat_size(), Ordering::Relaxed);
         }
-        Ok((Gasnet { _initialised: () }, rest))
+        let gasnet = Gasnet { _initialised: () };
+        crate::hosts::learn(gasnet)?;
+        Ok((gasnet, rest))
     }
 
     /// The handle, if [`Gasnet::init`] has succeeded in this process.

@@ -86,10 +86,18 @@ impl Gasnet {
     /// The largest of every rank's `value`, on every rank. Collective;
     /// needs no segment.
     pub fn max_over_ranks(self, value: u64) -> u64 {
-        let mut max = 0u64;
-        // SAFETY: init succeeded; both are valid u64s that outlive the
-        // operation, completed below.
-        let ev = unsafe { raw::uat_max_u64_nb(&mut max, &value) };
+        self.max_over_ranks_each(&[value])[0]
+    }
+
+    /// Element by element, the largest of every rank's `values` (the same
+    /// length on every rank), on every rank. Collective; needs no segment.
+    /// With every rank writing its own slot and zeros elsewhere, this is an
+    /// all-gather.
+    pub fn max_over_ranks_each(self, values: &[u64]) -> Vec<u64> {
+        let mut max = vec![0u64; values.len()];
+        // SAFETY: init succeeded; both buffers hold values.len() u64s and
+        // outlive the operation, completed below.
+        let ev = unsafe { raw::uat_max_u64_nb(max.as_mut_ptr(), values.as_ptr(), values.len()) };
         Event(Some(ev)).wait();
         max
     }

@@ -48,6 +48,14 @@ pub enum Error {
         /// GASNet's reason.
         why: String,
     },
+    /// The launcher asked for emulated hosts (`--hosts`) and GASNet made
+    /// another number of neighbourhoods.
+    Hosts {
+        /// Hosts the launcher asked for.
+        asked: u32,
+        /// Neighbourhoods GASNet made.
+        made: u32,
+    },
 }
 
 impl fmt::Display for Error {
@@ -81,6 +89,13 @@ impl fmt::Display for Error {
                 *requested as f64 / MIB
             ),
             Error::Handlers { why } => write!(f, "Active Message handler registration failed: {why}"),
+            Error::Hosts { asked, made } => write!(
+                f,
+                "the launcher asked for {asked} hosts ({}) but GASNet made {made} shared-memory neighbourhoods: \
+                 this GASNet build may lack PSHM, or {} was changed by hand",
+                uat_rules::hosts::LAUNCHED_HOSTS_ENV,
+                uat_rules::hosts::SUPERNODE_MAXSIZE_ENV
+            ),
         }
     }
 }

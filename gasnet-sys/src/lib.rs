@@ -23,6 +23,8 @@
 //! - [`atomic::AtomicDomain`]: u64 remote atomics (`gex_AD`).
 //! - [`Gasnet::barrier`] and the non-blocking [`Event`].
 //! - [`ops`]: per-thread counts of the remote operations the wrappers started.
+//! - [`Hosts`]: which ranks share memory ([`Gasnet::hosts`]), and an emulated
+//!   delay on every operation between hosts ([`Gasnet::set_cross_host_delay`]).
 //!
 //! # Soundness
 //! The RMA and atomic methods are safe because a segment is bytes that no
@@ -69,6 +71,8 @@ mod client;
 mod coll;
 mod conduit;
 mod error;
+#[cfg(gasnet_configured)]
+mod hosts;
 mod launch;
 pub mod ops;
 #[cfg(gasnet_configured)]
@@ -84,4 +88,6 @@ pub use conduit::Conduit;
 #[cfg(gasnet_configured)]
 pub use conduit::CONDUIT;
 pub use error::Error;
+#[cfg(gasnet_configured)]
+pub use hosts::Hosts;
 pub use launch::LAUNCHED_ENV;

@@ -38,6 +38,7 @@ impl Gasnet {
     pub fn put(self, rank: u32, dst: usize, src: &[u8]) {
         self.check_remote(rank, dst, src.len());
         count(|c| c.blocking_rma += 1);
+        crate::hosts::before_op_to(rank, crate::hosts::Polling::Allowed);
         if self.segment(rank).local.is_some() {
             // SAFETY: remote range checked; src valid for its length.
             let code = unsafe { raw::uat_put_blocking(rank, dst as *mut _, src.as_ptr() as *const _, src.len()) };
@@ -75,6 +76,7 @@ impl Gasnet {
     pub unsafe fn get_raw(self, dst: *mut u8, rank: u32, src: usize, len: usize) {
         self.check_remote(rank, src, len);
         count(|c| c.blocking_rma += 1);
+        crate::hosts::before_op_to(rank, crate::hosts::Polling::Allowed);
         if self.segment(rank).local.is_some() {
             // SAFETY: remote range checked; dst per the caller's contract.
             let code = unsafe { raw::uat_get_blocking(dst as *mut _, rank, src as *mut _, len) };
@@ -96,6 +98,7 @@ impl Gasnet {
     pub unsafe fn get_nbi(self, dst: *mut u8, rank: u32, src: usize, len: usize) {
         self.check_remote(rank, src, len);
         count(|c| c.nbi_rma += 1);
+        crate::hosts::before_op_to(rank, crate::hosts::Polling::Allowed);
         // SAFETY: remote range checked; dst per the caller's contract.
         unsafe { raw::uat_get_nbi(dst as *mut _, rank, src as *mut _, len) }
     }
@@ -109,6 +112,7 @@ impl Gasnet {
     pub unsafe fn put_nbi(self, rank: u32, dst: usize, src: *const u8, len: usize) {
         self.check_remote(rank, dst, len);
         count(|c| c.nbi_rma += 1);
+        crate::hosts::before_op_to(rank, crate::hosts::Polling::Allowed);
         // SAFETY: remote range checked; src per the caller's contract.
         unsafe { raw::uat_put_nbi(rank, dst as *mut _, src as *const _, len) }
     }

@@ -10,6 +10,7 @@
 //! reproduction skips them unless asked, and a poller yields instead of
 //! spinning.
 
+pub mod hosts;
 mod names;
 
 pub use names::{Conduit, FadMode};

@@ -9,6 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 static ONE_JOB_AT_A_TIME: Mutex<()> = Mutex::new(());
 
@@ -138,5 +139,117 @@ pub(crate) fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'stat
         "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
         "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
         _ => (vec!["-n", "2"], vec![]),
+    }
+}
+
+/// Starts `examples/fault spin` with `launcher` (at least 2 ranks), kills
+/// rank 1 with SIGKILL once it spins, and asserts that the whole job ends
+/// within 10 s, non-zero, naming the death.
+pub(crate) fn assert_a_killed_rank_ends_the_job(launcher: &[&str]) {
+    let dir = std::env::temp_dir().join(format!("uat-kill-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pid_file = dir.join("rank-1.pid");
+    let _ = std::fs::remove_file(&pid_file);
+    let killer = {
+        let pid_file = pid_file.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while !pid_file.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            std::thread::sleep(Duration::from_millis(500));
+            let pid = std::fs::read_to_string(&pid_file).expect("rank 1 wrote its pid");
+            // A rank keeps its program's name after the address-fixing
+            // re-execution (ps, top, pkill, perf show it).
+            let comm = std::fs::read_to_string(format!("/proc/{}/comm", pid.trim())).unwrap_or_default();
+            let killed_at = Instant::now();
+            let status = std::process::Command::new("kill")
+                .args(["-9", pid.trim()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+            (killed_at, comm)
+        })
+    };
+    let out = run_job(
+        launcher,
+        &bin("examples/fault"),
+        &["spin", "--pid-dir", dir.to_str().unwrap()],
+    );
+    let ended = Instant::now();
+    let (killed_at, comm) = killer.join().unwrap();
+    assert_eq!(comm.trim(), "fault", "rank 1's name in /proc/<pid>/comm");
+    assert!(
+        ended - killed_at < Duration::from_secs(10),
+        "the job went on {:?} after the kill",
+        ended - killed_at
+    );
+    assert!(out.code.is_some_and(|c| c != 0 && c != 3), "{}", out.describe());
+    assert!(
+        // smp: GASNet reports the killed rank as 128 + 9 (the launcher names
+        // signal 9); udp: the master exits 255 (the launcher says a rank
+        // died); mpi: mpirun names the signal itself.
+        out.stderr.contains("signal 9 (KILL)")
+            || out.stderr.contains("code 255: a rank died")
+            || out.stderr.contains("exited on signal 9"),
+        "{}",
+        out.describe()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The idle ranks' CPU per wall second while the root computes 400 ms
+/// alone (`micro idle`), with lifelines `on` or `off`: (worker threads,
+/// whole idle processes, the job).
+pub(crate) fn idle_ranks_cpu(launcher: &[&str], env: &[(&str, &str)], lifelines: &str, ranks: u32) -> (f64, f64, f64) {
+    let mut env = env.to_vec();
+    env.push(("UAT_LIFELINES", lifelines));
+    let out = run_job_with_env(
+        launcher,
+        &bin("micro"),
+        &["idle", "--serial-ms", "400", "--depth", "18"],
+        &env,
+    );
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(json["verified"], true, "{}", out.describe());
+    assert_eq!(json["ranks"], ranks);
+    let f = |k: &str| json[k].as_f64().unwrap_or_else(|| panic!("no {k}: {json}"));
+    (
+        f("idle_ranks_cpu_per_wall"),
+        f("idle_ranks_process_cpu_per_wall"),
+        f("job_cpu_per_wall"),
+    )
+}
+
+/// Lifelines keep idle ranks quiet: at most a quarter of the CPU they use
+/// with lifelines off (or next to nothing where the spinning baseline is
+/// itself starved, below 0.2 of a core, as beside a CPU-bound process).
+pub(crate) fn quiet(on: f64, off: f64) -> bool {
+    on <= 0.25 * off || (off < 0.2 && on <= 0.05)
+}
+
+/// With lifelines on, the idle ranks' workers (and, but in `rdma-emulated`,
+/// whose poller spins by design, their processes) are [`quiet`] against
+/// lifelines off, in jobs started with `launcher`.
+pub(crate) fn assert_idle_ranks_quiet(launcher: &[&str], env: &[(&str, &str)], ranks: u32) {
+    let (on, off) = (
+        idle_ranks_cpu(launcher, env, "on", ranks),
+        idle_ranks_cpu(launcher, env, "off", ranks),
+    );
+    eprintln!("{launcher:?}: CPU per wall second (worker, idle processes, job): lifelines on {on:?}, off {off:?}");
+    assert!(
+        quiet(on.0, off.0),
+        "{launcher:?}: idle workers used {} CPU s per wall s with lifelines on, {} off",
+        on.0,
+        off.0
+    );
+    if uat::MODE != uat::Mode::RdmaEmulated {
+        assert!(
+            quiet(on.1, off.1),
+            "{launcher:?}: idle processes used {} CPU s per wall s with lifelines on, {} off",
+            on.1,
+            off.1
+        );
     }
 }

@@ -91,7 +91,9 @@ mod worker;
 mod workspan;
 
 pub use arena::ARENA_BASE;
-pub use config::{CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol, TraceMode};
+pub use config::{
+    CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol, TraceMode, VictimPolicy,
+};
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};

@@ -137,6 +137,7 @@ impl Runtime {
         let (rank, ranks) = (gasnet.rank(), gasnet.size());
         config.validate().map_err(|e| StartError::Other(e.to_string()))?;
         check_settings_agree(gasnet, &config);
+        gasnet.set_cross_host_delay(config.net_delay);
         let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
@@ -195,7 +196,7 @@ impl Runtime {
             deque,
             cells,
             attention,
-            victims: crate::victim::VictimRng::new(seed, rank),
+            victims: crate::victim::Victims::new(config.victims, seed, rank, gasnet.hosts().table()),
             lifelines: crate::lifeline::Lifelines::new(
                 config.lifelines,
                 config.lifeline_attempts,
@@ -521,9 +522,18 @@ impl Runtime {
         self.gasnet.size()
     }
 
-    /// The ranks on this host (this one included), in rank order.
+    /// The ranks on this machine (this one included), in rank order: every
+    /// emulated host of it (`--hosts`) together, what counts against its
+    /// cores.
     pub fn host_ranks(&self) -> Vec<u32> {
         self.gasnet.host_ranks()
+    }
+
+    /// Every rank's host: the ranks that share memory (GASNet
+    /// neighbourhoods; on one machine, the emulated hosts of `cargo uat run
+    /// --hosts`).
+    pub fn hosts(&self) -> &'static gasnet_sys::Hosts {
+        self.gasnet.hosts()
     }
 
     /// The GASNet-EX handle the runtime runs on.

@@ -97,6 +97,25 @@ macro_rules! stats {
     };
 }
 
+impl Stats {
+    /// Means derived from a total and a count, as (name, total, count):
+    /// the JSON gives each as `<name>_s` in seconds (null without events).
+    pub fn means(&self) -> [(&'static str, u64, u64); 2] {
+        [
+            (
+                "steal_within_host_mean",
+                self.steal_within_host_cycles,
+                self.steals_within_host,
+            ),
+            (
+                "steal_across_hosts_mean",
+                self.steal_across_hosts_cycles,
+                self.steals_across_hosts,
+            ),
+        ]
+    }
+}
+
 fn combine(how: Combine, a: u64, b: u64) -> u64 {
     match how {
         Combine::Sum => a.wrapping_add(b),
@@ -114,6 +133,18 @@ stats! {
     steals_attempted: Sum Count,
     /// Continuations stolen.
     steals_succeeded: Sum Count,
+    /// Of the attempts, those whose victim was on another host (another
+    /// GASNet neighbourhood: [`gasnet_sys::Hosts`]).
+    steal_attempts_across_hosts: Sum Count,
+    /// Of the continuations stolen, those from a rank of the thief's host.
+    steals_within_host: Sum Count,
+    /// Of the continuations stolen, those from a rank of another host.
+    steals_across_hosts: Sum Count,
+    /// Time of the successful steals within a host, from the claim's start
+    /// to the release (the mean latency: this over `steals_within_host`).
+    steal_within_host_cycles: Sum Cycles,
+    /// The same for the steals across hosts.
+    steal_across_hosts_cycles: Sum Cycles,
     /// Attempts that stopped at the empty check (victim had nothing).
     empty_check_aborts: Sum Count,
     /// Attempts that could not claim an entry: the victim's lock was taken

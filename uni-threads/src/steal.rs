@@ -22,9 +22,10 @@ pub(crate) fn try_steal() -> Option<Entry> {
     }
     let victim = match w.lifelines.take_waker(w) {
         Some(waker) => waker,
-        None => w.victims.pick(w.rank, w.ranks),
+        None => w.victims.pick(),
     };
     let entry = try_steal_from(victim);
+    w.victims.outcome(entry.is_some());
     match entry {
         Some(_) => w.lifelines.stole(),
         None => {
@@ -88,7 +89,11 @@ fn attempt(victim: u32) -> Result<Entry, Outcome> {
     // The releases of earlier steals (non-blocking puts) are complete
     // before this rank starts another.
     g.wait_nbi();
-    c.update(|c| c.steals_attempted += 1);
+    let across = !g.hosts().is_local(victim);
+    c.update(|c| {
+        c.steals_attempted += 1;
+        c.steal_attempts_across_hosts += across as u64;
+    });
     let protocol = w.deque.protocol();
     let v = RemoteDeque::new(g, victim, w.deque.words().atomics());
     // Remote operations are counted by the gasnet-sys wrappers; phase
@@ -147,6 +152,13 @@ fn attempt(victim: u32) -> Result<Entry, Outcome> {
         c.steal_release_cycles += t_released - t_copied;
         c.steal_round_trips += ops.round_trips();
         c.steals_succeeded += 1;
+        if across {
+            c.steals_across_hosts += 1;
+            c.steal_across_hosts_cycles += t_released - t0;
+        } else {
+            c.steals_within_host += 1;
+            c.steal_within_host_cycles += t_released - t0;
+        }
         c.frame_bytes_stolen += len as u64;
     });
     Ok(entry)

@@ -1,25 +1,95 @@
-//! Victim choice: the `rand` crate's small fast generator per rank,
-//! seeded from the run's seed and the rank, so ranks do not all probe the
-//! same victims in the same order (and `UAT_SEED` repeats a job's choices).
+//! Victim choice (`UAT_VICTIMS`): the `rand` crate's small fast generator
+//! per rank, seeded from the run's seed and the rank, so ranks do not all
+//! probe the same victims in the same order (and `UAT_SEED` repeats a job's
+//! choices).
+//!
+//! - `random` (the paper's, and the default): any other rank, uniformly.
+//! - `host-first`: hosts are GASNet neighbourhoods ([`gasnet_sys::Hosts`]):
+//!   ranks that share memory, where a steal is a few loads and a copy,
+//!   while a steal from another host crosses the network. A thief probes
+//!   the other ranks of its own host at random; in a run of failures, every
+//!   `k + 1`-th attempt (`k`: the host's other ranks, so about every local
+//!   rank is probed once in between) goes to a rank of another host, also
+//!   at random. A success starts the count again. With one rank per host
+//!   every attempt crosses hosts; with one host it is `random`.
+//!
+//! Lifelines come first in either policy: a rank woken through one steals
+//! from its waker ([`crate::steal::try_steal`]).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-/// A rank's sequence of victims (worker thread only).
-pub(crate) struct VictimRng(RefCell<SmallRng>);
+use crate::config::VictimPolicy;
 
-impl VictimRng {
-    pub(crate) fn new(seed: u64, rank: u32) -> VictimRng {
-        let mixed = seed ^ (rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        VictimRng(RefCell::new(SmallRng::seed_from_u64(mixed)))
+/// A rank's sequence of victims (worker thread only).
+pub(crate) struct Victims {
+    rng: RefCell<SmallRng>,
+    policy: VictimPolicy,
+    me: u32,
+    ranks: u32,
+    /// The other ranks of this rank's host (host-first).
+    local: Vec<u32>,
+    /// The ranks of other hosts (host-first).
+    remote: Vec<u32>,
+    /// Attempts failed in a row (host-first).
+    failures: Cell<u32>,
+}
+
+impl Victims {
+    /// `host_of[r]`: rank `r`'s host.
+    pub(crate) fn new(policy: VictimPolicy, seed: u64, me: u32, host_of: &[u32]) -> Victims {
+        let mixed = seed ^ (me as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let ranks = host_of.len() as u32;
+        let (mut local, mut remote) = (Vec::new(), Vec::new());
+        if policy == VictimPolicy::HostFirst {
+            for r in (0..ranks).filter(|&r| r != me) {
+                if host_of[r as usize] == host_of[me as usize] {
+                    local.push(r);
+                } else {
+                    remote.push(r);
+                }
+            }
+        }
+        Victims {
+            rng: RefCell::new(SmallRng::seed_from_u64(mixed)),
+            policy,
+            me,
+            ranks,
+            local,
+            remote,
+            failures: Cell::new(0),
+        }
     }
 
-    /// A rank in `0..ranks` other than `me` (ranks ≥ 2), uniformly.
-    pub(crate) fn pick(&self, me: u32, ranks: u32) -> u32 {
-        let r = self.0.borrow_mut().random_range(0..ranks - 1);
-        if r >= me {
+    /// The next victim: a rank other than this one (ranks ≥ 2).
+    pub(crate) fn pick(&self) -> u32 {
+        match self.policy {
+            VictimPolicy::Random => self.any_other(),
+            VictimPolicy::HostFirst => {
+                let k = self.local.len() as u32;
+                let cross = self.local.is_empty()
+                    || (!self.remote.is_empty() && (self.failures.get() + 1).is_multiple_of(k + 1));
+                let list = if cross { &self.remote } else { &self.local };
+                list[self.rng.borrow_mut().random_range(0..list.len())]
+            }
+        }
+    }
+
+    /// The attempt on the last victim picked succeeded or failed.
+    #[inline]
+    pub(crate) fn outcome(&self, stole: bool) {
+        self.failures.set(if stole {
+            0
+        } else {
+            self.failures.get().saturating_add(1)
+        });
+    }
+
+    fn any_other(&self) -> u32 {
+        let r = self.rng.borrow_mut().random_range(0..self.ranks - 1);
+        if r >= self.me {
             r + 1
         } else {
             r
@@ -31,16 +101,20 @@ impl VictimRng {
 mod tests {
     use super::*;
 
+    fn random(seed: u64, me: u32, ranks: u32) -> Victims {
+        Victims::new(VictimPolicy::Random, seed, me, &vec![0; ranks as usize])
+    }
+
     #[test]
     fn victims_are_never_self_and_cover_every_other_rank() {
         for ranks in [2u32, 3, 7] {
             for me in 0..ranks {
-                let rng = VictimRng::new(42, me);
+                let v = random(42, me, ranks);
                 let mut seen = vec![0u32; ranks as usize];
                 for _ in 0..10_000 {
-                    let v = rng.pick(me, ranks);
-                    assert_ne!(v, me);
-                    seen[v as usize] += 1;
+                    let r = v.pick();
+                    assert_ne!(r, me);
+                    seen[r as usize] += 1;
                 }
                 for (r, n) in seen.iter().enumerate() {
                     assert!(
@@ -54,9 +128,46 @@ mod tests {
 
     #[test]
     fn ranks_draw_different_sequences() {
-        let (a, b) = (VictimRng::new(7, 0), VictimRng::new(7, 1));
-        let sa: Vec<u32> = (0..32).map(|_| a.pick(5, 16)).collect();
-        let sb: Vec<u32> = (0..32).map(|_| b.pick(5, 16)).collect();
+        let (a, b) = (random(7, 5, 16), random(7, 6, 16));
+        let sa: Vec<u32> = (0..32).map(|_| a.pick()).collect();
+        let sb: Vec<u32> = (0..32).map(|_| b.pick()).collect();
         assert_ne!(sa, sb);
+    }
+
+    /// Host-first on hosts {0,1,2} {3,4,5} {6,7}, from rank 1: two local
+    /// attempts, then one remote, in every run of failures; a success starts
+    /// again locally; every other rank is reached.
+    #[test]
+    fn host_first_probes_k_local_ranks_then_one_remote() {
+        let hosts = [0, 0, 0, 1, 1, 1, 2, 2];
+        let v = Victims::new(VictimPolicy::HostFirst, 3, 1, &hosts);
+        let mut seen = [0u32; 8];
+        for i in 0..3000u32 {
+            let r = v.pick();
+            seen[r as usize] += 1;
+            assert_ne!(r, 1);
+            let remote = hosts[r as usize] != 0;
+            let in_run = i % 7;
+            // The pattern L L R L L R (failures), then a success: 7 picks.
+            assert_eq!(remote, in_run == 2 || in_run == 5, "pick {i}: rank {r}");
+            v.outcome(in_run == 6);
+        }
+        assert!(seen.iter().enumerate().all(|(r, &n)| r == 1 || n > 100), "{seen:?}");
+    }
+
+    #[test]
+    fn host_first_degenerates_to_one_side_where_the_other_is_empty() {
+        // One rank per host: always another host.
+        let v = Victims::new(VictimPolicy::HostFirst, 1, 0, &[0, 1, 2]);
+        for _ in 0..100 {
+            assert_ne!(v.pick(), 0);
+            v.outcome(false);
+        }
+        // One host: always a local rank, never self.
+        let v = Victims::new(VictimPolicy::HostFirst, 1, 2, &[0, 0, 0, 0]);
+        for _ in 0..100 {
+            assert_ne!(v.pick(), 2);
+            v.outcome(false);
+        }
     }
 }

@@ -29,7 +29,7 @@ use crate::future::CellPool;
 use crate::lifeline::Lifelines;
 use crate::rdma::RdmaAlloc;
 use crate::stats::Counters;
-use crate::victim::VictimRng;
+use crate::victim::Victims;
 
 /// A thread suspended in `join`: its frames `[ctx, top)` are saved in the
 /// RDMA region at `buf` until the child completes.
@@ -100,7 +100,7 @@ pub(crate) struct Worker {
     /// The attention word's polling state.
     pub attention: Attention,
     /// Victim choice when stealing.
-    pub victims: VictimRng,
+    pub victims: Victims,
     /// Quiescing when idle, waking the idle when busy.
     pub lifelines: Lifelines,
     /// The layer above (global memory), called at the ordering points.

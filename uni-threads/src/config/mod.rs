@@ -13,7 +13,7 @@
 mod values;
 
 pub use values::fmt_size;
-pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode};
+pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
 pub(crate) use values::{SettingValue, BOOL_SYNTAX};
 
 /// One row of the settings table.
@@ -227,6 +227,27 @@ settings! {
     get get_seed; env "UAT_SEED", e.g. "42";
     what "victim-choice seed"; values COUNT; default "clock";
     agree false; check |_| Ok(());
+
+    /// How a thief chooses its victims (`crate::victim`).
+    victims: VictimPolicy = VictimPolicy::Random; set VictimPolicy;
+    get get_victims; env "UAT_VICTIMS", e.g. "host-first";
+    what "victim choice: any other rank at random, or this host's ranks first (another host's after as many failures in a row as this host has other ranks)";
+    values "random|host-first"; default "random";
+    agree true; check |_| Ok(());
+
+    /// Experiments: every operation and message to another host (a GASNet
+    /// neighbourhood) waits this long before it is issued, spinning on the
+    /// issuing thread, so that a loopback job sees a cluster's ratio of
+    /// local to remote cost (`gasnet_sys::Hosts`).
+    net_delay: std::time::Duration = std::time::Duration::ZERO; set std::time::Duration;
+    get get_net_delay; env "UAT_NET_DELAY", e.g. "2us";
+    what "experiments: emulated network delay before every operation that crosses hosts";
+    values "a duration: 0, 500ns, 2us, 1ms"; default "0 (off)";
+    agree true; check |d| if *d > std::time::Duration::from_secs(1) {
+        Err("at most 1s (a delay is per operation)".into())
+    } else {
+        Ok(())
+    };
 
     /// `rdma-emulated`: how the communication-assisting thread waits (None:
     /// spin when the host has two cores per rank, else yield).

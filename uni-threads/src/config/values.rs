@@ -44,6 +44,35 @@ impl StealProtocol {
     }
 }
 
+/// How a thief chooses whom to steal from (`UAT_VICTIMS`; the same on
+/// every rank). [`crate::victim`] states both rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VictimPolicy {
+    /// Any other rank, uniformly at random (IPSJ 2016; the default).
+    Random,
+    /// Another rank of this host at random; after as many failed attempts
+    /// in a row as the host has other ranks, one rank of another host.
+    HostFirst,
+}
+
+impl VictimPolicy {
+    /// Every policy, in the order `--help` lists them.
+    pub const ALL: [VictimPolicy; 2] = [VictimPolicy::Random, VictimPolicy::HostFirst];
+
+    /// The name in `UAT_VICTIMS` and the JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            VictimPolicy::Random => "random",
+            VictimPolicy::HostFirst => "host-first",
+        }
+    }
+
+    /// The policy named `text`.
+    pub fn parse(text: &str) -> Option<VictimPolicy> {
+        VictimPolicy::ALL.into_iter().find(|p| p.name() == text)
+    }
+}
+
 /// Where pollers are pinned (`UAT_POLLER_CORE`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PollerCores {
@@ -238,6 +267,67 @@ impl SettingValue for StealProtocol {
     #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
+    }
+}
+
+impl SettingValue for VictimPolicy {
+    fn parse(var: &str, text: &str) -> Result<VictimPolicy, ConfigError> {
+        VictimPolicy::parse(text).ok_or_else(|| {
+            ConfigError(format!(
+                "{var}={text}: expected random (any other rank) or host-first (this host's ranks first, \
+                 another host's after as many failures as this host has other ranks)"
+            ))
+        })
+    }
+    fn show(&self) -> String {
+        self.name().into()
+    }
+    #[cfg(test)]
+    fn word(&self) -> u64 {
+        *self as u64
+    }
+}
+
+/// Parses a duration: a whole number followed by `ns`, `us` (or `µs`),
+/// `ms` or `s`; `0` alone is zero.
+pub(super) fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let t = text.trim();
+    if t == "0" {
+        return Some(std::time::Duration::ZERO);
+    }
+    let split = t.find(|c: char| !c.is_ascii_digit())?;
+    let (digits, unit) = t.split_at(split);
+    let n: u64 = digits.parse().ok()?;
+    let ns_per = match unit.trim() {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return None,
+    };
+    Some(std::time::Duration::from_nanos(n.checked_mul(ns_per)?))
+}
+
+impl SettingValue for std::time::Duration {
+    fn parse(var: &str, text: &str) -> Result<std::time::Duration, ConfigError> {
+        parse_duration(text).ok_or_else(|| {
+            ConfigError(format!(
+                "{var}={text}: expected a duration such as 2us, 500ns, 1ms or 0"
+            ))
+        })
+    }
+    fn show(&self) -> String {
+        let ns = self.as_nanos();
+        match ns {
+            0 => "0".into(),
+            _ if ns % 1_000_000 == 0 => format!("{}ms", ns / 1_000_000),
+            _ if ns % 1_000 == 0 => format!("{}us", ns / 1_000),
+            _ => format!("{ns}ns"),
+        }
+    }
+    #[cfg(test)]
+    fn word(&self) -> u64 {
+        self.as_nanos() as u64
     }
 }
 

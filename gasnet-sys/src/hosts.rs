@@ -1,0 +1,195 @@
+//! Hosts: which ranks share memory, and the emulated network between them.
+//!
+//! A *host* here is a GASNet neighbourhood: the ranks that map each other's
+//! segments through shared memory (PSHM). On a cluster that is a node; on
+//! one machine the launcher makes several with `GASNET_SUPERNODE_MAXSIZE`
+//! (`cargo uat run --hosts H`), so a loopback job has a cluster's shape:
+//! shared memory inside a host, the network (real UDP, or MPI) between.
+//!
+//! Every rank learns every rank's host at [`Gasnet::init`], with one
+//! collective (an element-wise maximum over one slot per rank, i.e. an
+//! all-gather of `N` words), so the map costs `8 N` bytes per rank and
+//! nothing afterwards.
+//!
+//! # The emulated delay
+//! [`Gasnet::set_cross_host_delay`] makes every operation this crate issues
+//! to another host — get, put (blocking or not), atomic, Active Message
+//! request or reply — first wait that long, spinning on the issuing thread.
+//! A loopback job then sees a cluster's ratio of local to remote cost: the
+//! delay is charged where LogGP charges its overhead and latency, to the
+//! rank that communicates. Operations inside a host, barriers and other
+//! collectives are not delayed. Off (zero) unless set.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use crate::{raw, Error, Gasnet};
+
+/// Every rank's host (a GASNet neighbourhood), as seen by this rank.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hosts {
+    host_of: Vec<u32>,
+    count: u32,
+    mine: u32,
+}
+
+impl Hosts {
+    /// A map from each rank's host index (`host_of[rank]`), for tests and
+    /// models; `me` is this rank. Host indices must be `0..count` with
+    /// every index used.
+    pub fn from_table(host_of: Vec<u32>, me: u32) -> Hosts {
+        let count = host_of.iter().copied().max().map_or(0, |m| m + 1);
+        let mine = host_of[me as usize];
+        Hosts { host_of, count, mine }
+    }
+
+    /// The number of hosts in the job.
+    #[inline]
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// This rank's host, in `0..count()`.
+    #[inline]
+    pub fn mine(&self) -> u32 {
+        self.mine
+    }
+
+    /// `rank`'s host, in `0..count()`.
+    #[inline]
+    pub fn of(&self, rank: u32) -> u32 {
+        self.host_of[rank as usize]
+    }
+
+    /// Whether `rank` is on this rank's host.
+    #[inline]
+    pub fn is_local(&self, rank: u32) -> bool {
+        self.host_of[rank as usize] == self.mine
+    }
+
+    /// The ranks of `host`, in increasing order.
+    pub fn ranks_of(&self, host: u32) -> impl Iterator<Item = u32> + '_ {
+        (0..self.host_of.len() as u32).filter(move |&r| self.host_of[r as usize] == host)
+    }
+
+    /// Every rank's host, indexed by rank.
+    pub fn table(&self) -> &[u32] {
+        &self.host_of
+    }
+}
+
+static HOSTS: OnceLock<Hosts> = OnceLock::new();
+
+/// Nanoseconds every cross-host operation waits before it is issued.
+/// Relaxed: a plain setting, written once before the ranks communicate
+/// (the runtime sets it in `start`, before its closing barrier).
+static CROSS_HOST_DELAY_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Operations delayed so far by this process (every thread).
+static DELAYED_OPS: AtomicU64 = AtomicU64::new(0);
+
+/// Learns every rank's host (collective; called once by `init`), and checks
+/// that GASNet made the hosts the launcher asked for, if it asked.
+pub(crate) fn learn(gasnet: Gasnet) -> Result<(), Error> {
+    let (mut count, mut mine) = (0, 0);
+    // SAFETY: init succeeded; GASNet writes two integers.
+    unsafe { raw::uat_my_position(&mut count, &mut mine) };
+    let ranks = gasnet.size() as usize;
+    let mut slots = vec![0u64; ranks];
+    // One more than the index, so that a zero is "not this rank's slot".
+    slots[gasnet.rank() as usize] = mine as u64 + 1;
+    let gathered = gasnet.max_over_ranks_each(&slots);
+    let host_of: Vec<u32> = gathered.iter().map(|&h| h.saturating_sub(1) as u32).collect();
+    let hosts = Hosts { host_of, count, mine };
+    debug_assert!(hosts.host_of.iter().all(|&h| h < count));
+    // init runs once per process (checked there).
+    let _ = HOSTS.set(hosts);
+    let asked = std::env::var(uat_rules::hosts::LAUNCHED_HOSTS_ENV).ok();
+    match asked.and_then(|a| a.trim().parse::<u32>().ok()) {
+        Some(asked) if asked != count => Err(Error::Hosts { asked, made: count }),
+        _ => Ok(()),
+    }
+}
+
+impl Gasnet {
+    /// Every rank's host: the GASNet neighbourhoods (ranks sharing memory),
+    /// learnt at init.
+    pub fn hosts(self) -> &'static Hosts {
+        HOSTS.get().expect("the host map is learnt in Gasnet::init")
+    }
+
+    /// Makes every operation to another host wait `delay` before it is
+    /// issued (zero: off). Set it on every rank, before the ranks
+    /// communicate, to the same value (see the module's documentation).
+    pub fn set_cross_host_delay(self, delay: Duration) {
+        CROSS_HOST_DELAY_NS.store(delay.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+    }
+
+    /// Operations this process has delayed so far (all threads): a check
+    /// that the delay applies where it should.
+    pub fn delayed_ops(self) -> u64 {
+        DELAYED_OPS.load(Ordering::Relaxed)
+    }
+
+    /// The delay set by [`Gasnet::set_cross_host_delay`].
+    pub fn cross_host_delay(self) -> Duration {
+        Duration::from_nanos(CROSS_HOST_DELAY_NS.load(Ordering::Relaxed))
+    }
+}
+
+/// Whether the thread may poll while it waits out a delay: not inside an
+/// Active Message handler (a reply), where GASNet forbids polling.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Polling {
+    Allowed,
+    Forbidden,
+}
+
+/// Before an operation to `rank`: waits the emulated delay if `rank` is on
+/// another host and a delay is set (one relaxed load otherwise). The
+/// thread polls meanwhile where it may, as it would while waiting for a
+/// real network: a rank that stopped serving for the delay would stall its
+/// peers (over udp, a round trip that follows a silent spell costs about
+/// twice the spell more).
+#[inline(always)]
+pub(crate) fn before_op_to(rank: u32, polling: Polling) {
+    let ns = CROSS_HOST_DELAY_NS.load(Ordering::Relaxed);
+    if ns != 0 {
+        delay_if_remote(rank, ns, polling);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn delay_if_remote(rank: u32, ns: u64, polling: Polling) {
+    let Some(hosts) = HOSTS.get() else { return };
+    if hosts.is_local(rank) {
+        return;
+    }
+    DELAYED_OPS.fetch_add(1, Ordering::Relaxed);
+    let start = Instant::now();
+    let wait = Duration::from_nanos(ns);
+    while start.elapsed() < wait {
+        if polling == Polling::Allowed {
+            // SAFETY: init succeeded (the map exists); not in a handler.
+            unsafe { raw::uat_poll() };
+        }
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_names_each_rank_host() {
+        let h = Hosts::from_table(vec![0, 0, 1, 1, 1], 3);
+        assert_eq!((h.count(), h.mine()), (2, 1));
+        assert!(h.is_local(2) && h.is_local(4) && !h.is_local(0));
+        assert_eq!(h.ranks_of(0).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(h.ranks_of(1).collect::<Vec<_>>(), vec![2, 3, 4]);
+        assert_eq!(h.of(1), 0);
+    }
+}

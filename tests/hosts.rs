@@ -1,0 +1,250 @@
+//! Jobs in a cluster's shape: ranks on emulated hosts (`cargo uat run
+//! --hosts H`: shared memory inside a host, the network — real UDP, or MPI —
+//! between hosts). On udp and mpi every test runs 2 hosts × 2 ranks (and
+//! the benchmarks 2 × 3): exact answers, steals within and across hosts
+//! counted, host-first victim choice crossing hosts less than random,
+//! global memory coherent with the cache on and off, idle ranks quiet on
+//! lifelines, a killed rank ending the job, and the emulated network delay
+//! measured in the job. smp is one host: the launcher refuses `--hosts`.
+//!
+//! The benchmark test (`..._exact_...`) is the one CI runs in every
+//! fetch-and-add mode; the rest run in the full variants.
+
+mod common;
+
+use common::{bin, example, run_job_with_env, JobOutput};
+use serde_json::Value;
+
+/// Emulated hosts exist on the conduits with a network.
+fn networked() -> bool {
+    matches!(uat::CONDUIT.name(), "udp" | "mpi")
+}
+
+/// Launcher arguments for `hosts` hosts of `ranks` ranks in all.
+fn shape(hosts: u32, ranks: u32) -> Vec<String> {
+    vec!["--hosts".into(), hosts.to_string(), "-n".into(), ranks.to_string()]
+}
+
+fn job(launcher: &[String], exe: &std::path::Path, args: &str, env: &[(&str, &str)]) -> JobOutput {
+    let launcher: Vec<&str> = launcher.iter().map(String::as_str).collect();
+    let args: Vec<&str> = args.split_whitespace().collect();
+    run_job_with_env(&launcher, exe, &args, env)
+}
+
+/// A benchmark's JSON line, checked exact, with the job's host map.
+fn exact(out: &JobOutput, result: u64, hosts: u32, ranks: u32) -> Value {
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(json["result"], result, "{}", out.describe());
+    assert_eq!(json["verified"], true, "{}", out.describe());
+    assert_eq!(json["hosts"], hosts, "{json}");
+    let per_host = ranks.div_ceil(hosts);
+    let expected: Vec<u32> = (0..ranks).map(|r| r / per_host).collect();
+    assert_eq!(json["rank_hosts"], serde_json::json!(expected), "{json}");
+    json
+}
+
+fn stat(json: &Value, key: &str) -> u64 {
+    json["stats"][key]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no stats.{key}: {json}"))
+}
+
+#[test]
+fn smp_refuses_hosts_and_the_launcher_refuses_a_split_gasnet_cannot_make() {
+    let out = job(&shape(4, 6), &bin("btc"), "--depth 4", &[]);
+    assert_eq!(out.code, Some(2), "{}", out.describe());
+    if networked() {
+        assert!(
+            out.stderr.contains("gives 3 hosts, not 4") && out.stderr.contains("choose --hosts from 1, 2, 3, 6"),
+            "{}",
+            out.describe()
+        );
+    } else {
+        assert!(out.stderr.contains("the smp conduit is one host"), "{}", out.describe());
+    }
+}
+
+#[test]
+fn benchmarks_are_exact_on_hosts_with_steals_within_and_across_hosts() {
+    if !networked() {
+        return;
+    }
+    for (hosts, ranks) in [(2, 4), (2, 6)] {
+        let launcher = shape(hosts, ranks);
+        let mut runs = Vec::new();
+        for (name, args, result) in [
+            ("btc", "--depth 20", (1u64 << 21) - 1),
+            ("btc", "--depth 8 --iter 2 --join", (4u64.pow(9) - 1) / 3),
+            ("uts", "-t 1 -a 3 -d 10 -b 4 -r 19", 4_130_071),
+            ("uts", "-t 0 -b 2000 -q 0.124875 -m 8 -r 42", 4_112_897),
+            ("nqueens", "12", 14_200),
+        ] {
+            let json = exact(&job(&launcher, &bin(name), args, &[]), result, hosts, ranks);
+            let (within, across) = (stat(&json, "steals_within_host"), stat(&json, "steals_across_hosts"));
+            assert_eq!(within + across, stat(&json, "steals_succeeded"), "{json}");
+            assert!(
+                stat(&json, "steal_attempts_across_hosts") <= stat(&json, "steals_attempted"),
+                "{json}"
+            );
+            for (count, mean) in [
+                (within, "steal_within_host_mean_s"),
+                (across, "steal_across_hosts_mean_s"),
+            ] {
+                let m = &json["stats"][mean];
+                assert_eq!(m.is_null(), count == 0, "{mean}: {json}");
+                assert!(m.is_null() || m.as_f64().unwrap() > 0.0, "{mean}: {json}");
+            }
+            runs.push((within, across));
+        }
+        let within: u64 = runs.iter().map(|r| r.0).sum();
+        let across: u64 = runs.iter().map(|r| r.1).sum();
+        assert!(
+            within > 0 && across > 0,
+            "{hosts} hosts of {ranks} ranks: steals within hosts {within}, across {across}"
+        );
+    }
+}
+
+#[test]
+fn host_first_steals_across_hosts_less_than_random() {
+    if !networked() {
+        return;
+    }
+    // The same job, three times each way: the share of successful steals
+    // that crossed hosts.
+    let share = |victims: &str| {
+        let (mut across, mut all) = (0, 0);
+        for seed in ["1", "2", "3"] {
+            let env = [("UAT_VICTIMS", victims), ("UAT_SEED", seed)];
+            let json = exact(
+                &job(&shape(2, 4), &bin("uts"), "-t 1 -a 3 -d 10 -b 4 -r 19", &env),
+                4_130_071,
+                2,
+                4,
+            );
+            assert_eq!(json["victims"], victims);
+            across += stat(&json, "steals_across_hosts");
+            all += stat(&json, "steals_succeeded");
+        }
+        assert!(all > 0, "{victims}: no steal");
+        (across, all)
+    };
+    let (random, host_first) = (share("random"), share("host-first"));
+    eprintln!("steals across hosts / all: random {random:?}, host-first {host_first:?}");
+    assert!(
+        host_first.0 * random.1 < random.0 * host_first.1 && host_first.0 < random.0,
+        "host-first crossed hosts in {host_first:?} of its steals, random in {random:?}"
+    );
+}
+
+#[test]
+fn global_memory_and_every_pattern_are_exact_on_hosts_with_the_cache_on_and_off() {
+    if !networked() {
+        return;
+    }
+    let launcher = shape(2, 4);
+    let tour = std::fs::read_to_string(common::root().join("examples/patterns_tour.rs")).expect("the tour");
+    let checks = tour.lines().filter(|l| l.trim_start().starts_with("check(")).count();
+    for cache in ["on", "off"] {
+        let env = [("UAT_CACHE", cache)];
+        let out = job(&launcher, &example("global_coherence"), "", &env);
+        assert_eq!(out.code, Some(0), "cache {cache}: {}", out.describe());
+        let json = out.json();
+        assert_eq!(json["fresh_zeroed"], 0, "cache {cache}: {json}");
+        assert_eq!(json["flag_data"]["after"], 42, "cache {cache}: {json}");
+        assert_eq!(json["flag_data_home_reader"]["after"], 42, "cache {cache}: {json}");
+        assert_eq!(json["between_runs_looks"], 2, "cache {cache}: {json}");
+        let out = job(&launcher, &example("global_memory"), "", &env);
+        assert_eq!(out.code, Some(0), "cache {cache}: {}", out.describe());
+        let json = out.json();
+        for key in ["sum_ok", "max_ok", "leaves_ok", "big_ok"] {
+            assert_eq!(json[key], true, "cache {cache}: {key}: {json}");
+        }
+        let out = job(&launcher, &example("patterns_tour"), "100003", &env);
+        assert_eq!(out.code, Some(0), "cache {cache}: {}", out.describe());
+        assert_eq!(
+            out.stdout.trim(),
+            checks.to_string(),
+            "cache {cache}: {}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
+fn idle_ranks_on_hosts_sleep_while_the_root_computes_alone() {
+    if !networked() {
+        return;
+    }
+    common::assert_idle_ranks_quiet(&["--hosts", "2", "-n", "4"], &[], 4);
+}
+
+#[test]
+fn a_killed_rank_ends_a_job_on_hosts() {
+    if !networked() {
+        return;
+    }
+    common::assert_a_killed_rank_ends_the_job(&["--hosts", "2", "-n", "4"]);
+}
+
+#[test]
+fn the_emulated_delay_adds_what_it_says_to_a_cross_host_get() {
+    if !networked() {
+        return;
+    }
+    // 100 µs: far above loopback's jitter, so ±10% is the knob's error,
+    // not the machine's. `micro latency` alternates blocks of cross-host
+    // gets with and without the delay in one job and compares medians; a
+    // machine too busy for one job is given two more tries.
+    let delay_us = 100.0;
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let out = job(
+            &shape(2, 4),
+            &bin("micro"),
+            "latency --iters 2000",
+            &[("UAT_NET_DELAY", "100us")],
+        );
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        let json = out.json();
+        assert_eq!(json["net_delay_us"], delay_us, "{json}");
+        let h = &json["latency_by_host_us"];
+        assert_eq!((h["near"].as_u64(), h["far"].as_u64()), (Some(1), Some(2)), "{json}");
+        let within = h["get_within_host"].as_f64().unwrap();
+        assert!(within < delay_us / 10.0, "a get within the host was delayed: {json}");
+        // The knob itself: one delay per cross-host get, none within.
+        assert_eq!(h["delayed_ops"], h["delayed_ops_expected"], "{json}");
+        assert!(h["delayed_ops"].as_u64() > Some(0), "{json}");
+        let added = h["delay_added"].as_f64().unwrap();
+        if (added - delay_us).abs() <= 0.1 * delay_us {
+            return;
+        }
+        seen.push(added);
+    }
+    panic!("the delay added {seen:?} µs to a cross-host get, not {delay_us} ± 10%");
+}
+
+#[test]
+fn a_trace_on_hosts_groups_one_location_per_rank_by_host() {
+    if !networked() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("uat-hosts-trace-{}", std::process::id()));
+    let d = dir.display().to_string();
+    let mut launcher = shape(2, 4);
+    launcher.extend(["--trace".to_string(), d]);
+    let out = job(&launcher, &bin("btc"), "--depth 16 --force-steal", &[]);
+    exact(&out, (1 << 17) - 1, 2, 4);
+    let chrome: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("trace.json")).expect("trace.json")).unwrap();
+    let tracks: std::collections::BTreeSet<u64> = chrome["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name" && e["tid"].as_u64() < Some(1000))
+        .map(|e| e["tid"].as_u64().unwrap())
+        .collect();
+    assert_eq!(tracks.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
