@@ -60,7 +60,7 @@ fn tour(n: u64) -> u64 {
     check(dot == (n - 1) * n * (2 * n - 1) / 2, "dot product");
     check(pattern::reduce(c, MinMax::new()) == Some((0, 3 * (n - 1))), "min-max");
     check(
-        pattern::reduce(a, Count::new(|x: u64| x % 2 == 0)) == n.div_ceil(2),
+        pattern::reduce(a, Count::new(|x: u64| x.is_multiple_of(2))) == n.div_ceil(2),
         "count",
     );
     let hist = pattern::map_reduce(a, |x| (x % 8) as usize, Histogram::<8>::new());
@@ -110,7 +110,7 @@ fn tour(n: u64) -> u64 {
     let even = pattern::filter(c, |x| x % 2 == 0);
     check(even.len() == len.div_ceil(2), "filter");
     even.free();
-    let thirds = pattern::reduce(a, Collect::new(|x: u64| (x % 3 == 0).then_some(x))).into_slice();
+    let thirds = pattern::reduce(a, Collect::new(|x: u64| x.is_multiple_of(3).then_some(x))).into_slice();
     check(thirds.len() == len.div_ceil(3), "collect");
     thirds.free();
     let sq = squares(0, n).into_slice();

@@ -3,7 +3,10 @@
 # multi-rank jobs for every variant CI covers, plus a compile-and-link check
 # of the ibv variant (which cannot run without an InfiniBand device).
 #
-#   scripts/test.sh            the CI set: smp in all three fetch-and-add modes
+#   scripts/test.sh            the CI set: "lint" (cargo fmt --check, and
+#                              clippy -D warnings on every target of the
+#                              workspace in each fetch-and-add mode and on
+#                              the report tool); smp in all three fetch-and-add modes
 #                              (1, 2, 4 ranks), udp (2 ranks, also over real
 #                              UDP) and mpi (2 ranks); the ibv variant links
 #                              and the reproduction pipeline on tiny inputs
@@ -26,7 +29,7 @@ uat=$("$root/scripts/launcher.sh")
 # setup.sh installed the OTF2 library: the trace tests must find it.
 export UAT_TEST_OTF2=required
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines hosts ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(lint smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines hosts ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do
@@ -67,6 +70,19 @@ for variant in "${variants[@]}"; do
       echo "external: FAILED" >&2
       failed=$((failed + 1))
     fi
+    continue
+  fi
+  if [ "$variant" = lint ]; then
+    echo "=== lint: cargo fmt --check, cargo clippy -D warnings (every mode, the report tool)" >&2
+    ok=1
+    cargo fmt --all --check || ok=0
+    cargo fmt --manifest-path report/Cargo.toml --check || ok=0
+    for f in native am rdma-emulated; do
+      cargo clippy --release --workspace --all-targets --features "$("$uat" uat features --conduit smp --fad "$f")" \
+        --target-dir "target/smp-$f" -- -D warnings || ok=0
+    done
+    cargo clippy --release --manifest-path report/Cargo.toml --all-targets --target-dir target/report -- -D warnings || ok=0
+    if [ "$ok" = 1 ]; then passed=$((passed + 1)); else echo "lint: FAILED" >&2; failed=$((failed + 1)); fi
     continue
   fi
   if [ "$variant" = lifelines ] || [ "$variant" = hosts ]; then

@@ -5,7 +5,8 @@
 //! counted, host-first victim choice crossing hosts less than random,
 //! global memory coherent with the cache on and off, idle ranks quiet on
 //! lifelines, a killed rank ending the job, and the emulated network delay
-//! measured in the job. smp is one host: the launcher refuses `--hosts`.
+//! measured in the job (the trace on hosts: tests/trace.rs). smp is one
+//! host: the launcher refuses `--hosts`.
 //!
 //! The benchmark test (`..._exact_...`) is the one CI runs in every
 //! fetch-and-add mode; the rest run in the full variants.
@@ -223,28 +224,4 @@ fn the_emulated_delay_adds_what_it_says_to_a_cross_host_get() {
         seen.push(added);
     }
     panic!("the delay added {seen:?} µs to a cross-host get, not {delay_us} ± 10%");
-}
-
-#[test]
-fn a_trace_on_hosts_groups_one_location_per_rank_by_host() {
-    if !networked() {
-        return;
-    }
-    let dir = std::env::temp_dir().join(format!("uat-hosts-trace-{}", std::process::id()));
-    let d = dir.display().to_string();
-    let mut launcher = shape(2, 4);
-    launcher.extend(["--trace".to_string(), d]);
-    let out = job(&launcher, &bin("btc"), "--depth 16 --force-steal", &[]);
-    exact(&out, (1 << 17) - 1, 2, 4);
-    let chrome: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("trace.json")).expect("trace.json")).unwrap();
-    let tracks: std::collections::BTreeSet<u64> = chrome["traceEvents"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["ph"] == "M" && e["name"] == "thread_name" && e["tid"].as_u64() < Some(1000))
-        .map(|e| e["tid"].as_u64().unwrap())
-        .collect();
-    assert_eq!(tracks.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -11,6 +11,9 @@ mod common;
 
 use common::{example, rank_counts, root, run_job_with_env, two_ranks_apart, JobOutput};
 
+/// A job's launcher arguments and environment.
+type Job = (Vec<String>, Vec<(&'static str, &'static str)>);
+
 fn patterns(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     run_job_with_env(launcher, &example("patterns"), args, env)
 }
@@ -108,7 +111,7 @@ fn the_readme_patterns_program_is_the_tour_example_and_every_check_passes() {
     let checks = tour.lines().filter(|l| l.trim_start().starts_with("check(")).count();
     assert!(checks >= 20, "the tour makes {checks} checks");
     let expect = checks.to_string();
-    let mut jobs: Vec<(Vec<String>, Vec<(&str, &str)>)> = rank_counts()
+    let mut jobs: Vec<Job> = rank_counts()
         .iter()
         .map(|n| (vec!["-n".to_string(), n.to_string()], vec![]))
         .collect();

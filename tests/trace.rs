@@ -1,6 +1,7 @@
 //! Traces and work/span (issue 34) on real multi-rank jobs of this build's
-//! conduit: `cargo uat run --trace DIR` leaves one location per rank and a
-//! steal flow per stolen continuation in every output; a failed job leaves
+//! conduit: `cargo uat run --trace DIR` leaves one location per rank, each
+//! rank under its host, and a steal flow per stolen continuation in every
+//! output; a failed job leaves
 //! its partial trace and says where; `UAT_WORKSPAN=on` counts work and span
 //! in strands exactly as the closed forms of fib and BTC say.
 
@@ -26,16 +27,24 @@ fn read_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A way to run a job: its name, launcher flags and environment.
-type Setup = (&'static str, Vec<&'static str>, Vec<(&'static str, &'static str)>);
+/// A way to run a job: its name, launcher flags, environment, and the
+/// hosts (GASNet neighbourhoods) its 4 ranks make.
+type Setup = (&'static str, Vec<&'static str>, Vec<(&'static str, &'static str)>, u32);
 
-/// The ways this conduit runs 4 ranks: as they come, and where it can,
-/// with no memory shared (udp over real UDP, mpi without PSHM).
+/// The ways this conduit runs 4 ranks: as they come (one host), and where
+/// it can, with no memory shared (udp over real UDP, mpi without PSHM:
+/// each rank its own host) and on 2 emulated hosts (`--hosts 2`).
 fn setups() -> Vec<Setup> {
-    let mut s = vec![("as launched", vec![], vec![])];
+    let mut s = vec![("as launched", vec![], vec![], 1)];
     match uat::CONDUIT.name() {
-        "udp" => s.push(("real UDP", vec!["--real-udp"], vec![])),
-        "mpi" => s.push(("no shared memory", vec![], vec![("GASNET_SUPERNODE_MAXSIZE", "1")])),
+        "udp" => {
+            s.push(("real UDP", vec!["--real-udp"], vec![], 4));
+            s.push(("2 hosts", vec!["--hosts", "2"], vec![], 2));
+        }
+        "mpi" => {
+            s.push(("no shared memory", vec![], vec![("GASNET_SUPERNODE_MAXSIZE", "1")], 4));
+            s.push(("2 hosts", vec!["--hosts", "2"], vec![], 2));
+        }
         _ => {}
     }
     s
@@ -55,9 +64,20 @@ fn otf2_expected() -> bool {
     installed
 }
 
-/// `otf2-print`'s events of an archive: (locations defined, sends and
-/// receives on the `steals` communicator).
-fn otf2_counts(anchor: &Path) -> (usize, usize, usize) {
+/// What `otf2-print` reads in an archive.
+struct Otf2Read {
+    /// LOCATION definitions.
+    locations: usize,
+    /// SYSTEM_TREE_NODE definitions.
+    nodes: usize,
+    /// Per LOCATION_GROUP (id = rank), the name of its parent node.
+    group_parents: Vec<(u64, String)>,
+    /// Sends and receives on the `steals` communicator.
+    sends: usize,
+    recvs: usize,
+}
+
+fn otf2_read(anchor: &Path) -> Otf2Read {
     let print = |args: &[&str]| {
         let out = Command::new("otf2-print")
             .args(args)
@@ -72,7 +92,25 @@ fn otf2_counts(anchor: &Path) -> (usize, usize, usize) {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let defs = print(&["-G"]);
-    let locations = defs.lines().filter(|l| l.starts_with("LOCATION ")).count();
+    let of = |kind: &'static str| defs.lines().filter(move |l| l.starts_with(kind));
+    // `KIND  ID  Name: "NAME" <string>, ..., Parent: "CLASS::NAME" <node>, ...`
+    let id = |l: &str| l.split_whitespace().nth(1).and_then(|w| w.parse::<u64>().ok());
+    let name = |l: &str| l.split('"').nth(1).unwrap_or_default().to_string();
+    let parent = |l: &str| {
+        let after = l.split("Parent: ").nth(1)?;
+        let value = &after[..after.find(',').unwrap_or(after.len())];
+        value[value.rfind('<')? + 1..].strip_suffix('>')?.parse::<u64>().ok()
+    };
+    let node_names: std::collections::HashMap<u64, String> = of("SYSTEM_TREE_NODE ")
+        .filter_map(|l| Some((id(l)?, name(l))))
+        .collect();
+    let group_parents = of("LOCATION_GROUP ")
+        .map(|l| {
+            let group = id(l).unwrap_or_else(|| panic!("a LOCATION_GROUP without an id: {l}"));
+            let node = parent(l).and_then(|p| node_names.get(&p).cloned());
+            (group, node.unwrap_or_else(|| format!("no parent node: {l}")))
+        })
+        .collect();
     let events = print(&["-Werror"]);
     let on_steals = |kind: &str| {
         events
@@ -80,12 +118,18 @@ fn otf2_counts(anchor: &Path) -> (usize, usize, usize) {
             .filter(|l| l.starts_with(kind) && l.contains("\"steals\""))
             .count()
     };
-    (locations, on_steals("MPI_SEND "), on_steals("MPI_RECV "))
+    Otf2Read {
+        locations: of("LOCATION ").count(),
+        nodes: of("SYSTEM_TREE_NODE ").count(),
+        group_parents,
+        sends: on_steals("MPI_SEND "),
+        recvs: on_steals("MPI_RECV "),
+    }
 }
 
 #[test]
 fn a_traced_job_has_one_location_per_rank_and_a_flow_per_steal() {
-    for (how, launcher, env) in setups() {
+    for (how, launcher, env, hosts) in setups() {
         let dir = trace_dir("uts");
         let d = dir.display().to_string();
         let mut args = vec!["-n", "4", "--trace", d.as_str()];
@@ -104,25 +148,47 @@ fn a_traced_job_has_one_location_per_rank_and_a_flow_per_steal() {
         assert!(stolen > 0, "{how}: {stats}");
         assert_eq!(stats["flows"]["steal_recorded"], stolen, "{how}: {stats}");
         assert_eq!(stats["dropped"], 0, "{how}");
+        // Every rank's host, as the runtime learnt it: `hosts` of them,
+        // each holding a rank.
+        assert_eq!(stats["hosts"], hosts, "{how}: {stats}");
+        let host_of: Vec<u64> = (0..4).map(|r| stats["per_rank"][r]["host"].as_u64().unwrap()).collect();
+        let used: std::collections::BTreeSet<u64> = host_of.iter().copied().collect();
+        assert_eq!(used.len() as u32, hosts, "{how}: {host_of:?}");
+        // The trace's steals between hosts are the runtime's.
+        let flows = &stats["flows"];
+        if !flows["steals_across_hosts"].is_null() {
+            assert_eq!(
+                flows["steal_drawn_across_hosts"], flows["steals_across_hosts"],
+                "{how}: {stats}"
+            );
+        }
         // Chrome JSON: a track per rank, a flow start and end per steal.
         let chrome = read_json(&dir.join("trace.json"));
         let events = chrome["traceEvents"].as_array().unwrap();
         let count = |ph: &str, cat: &str| events.iter().filter(|e| e["ph"] == ph && e["cat"] == cat).count() as u64;
         assert_eq!((count("s", "steal"), count("f", "steal")), (stolen, stolen), "{how}");
-        let tracks: std::collections::BTreeSet<u64> = events
+        let tracks: std::collections::BTreeMap<u64, &str> = events
             .iter()
             .filter(|e| e["ph"] == "M" && e["name"] == "thread_name" && e["tid"].as_u64() < Some(1000))
-            .map(|e| e["tid"].as_u64().unwrap())
+            .map(|e| (e["tid"].as_u64().unwrap(), e["args"]["name"].as_str().unwrap()))
             .collect();
-        assert_eq!(tracks.into_iter().collect::<Vec<_>>(), vec![0, 1, 2, 3], "{how}");
+        assert_eq!(tracks.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2, 3], "{how}");
+        for (&rank, &name) in &tracks {
+            assert_eq!(name, format!("rank {rank} (host {})", host_of[rank as usize]), "{how}");
+        }
         assert_eq!(chrome["otherData"]["complete"], true, "{how}");
         // OTF2, read back by the reference reader.
         let anchor = dir.join("trace.otf2");
         if otf2_expected() {
             assert!(anchor.exists(), "{how}: no {}: {}", anchor.display(), out.describe());
-            let (locations, sends, recvs) = otf2_counts(&anchor);
-            assert_eq!(locations, 4, "{how}");
-            assert_eq!((sends as u64, recvs as u64), (stolen, stolen), "{how}");
+            let read = otf2_read(&anchor);
+            assert_eq!(read.locations, 4, "{how}");
+            assert_eq!((read.sends as u64, read.recvs as u64), (stolen, stolen), "{how}");
+            // The system tree: the job, a node per host, each rank's
+            // process under its host's.
+            assert_eq!(read.nodes as u32, 1 + hosts, "{how}");
+            let expected: Vec<(u64, String)> = (0..4).map(|r| (r, format!("host {}", host_of[r as usize]))).collect();
+            assert_eq!(read.group_parents, expected, "{how}");
         } else {
             eprintln!("skipped the OTF2 check: the OTF2 library is not installed (cargo uat setup installs it)");
         }

@@ -133,14 +133,14 @@ mod otf2 {
             .allowlist_function("OTF2_EvtWriter_(Enter|Leave|MpiSend|MpiRecv)")
             // ... its definitions ...
             .allowlist_function(
-                "OTF2_GlobalDefWriter_Write(ClockProperties|String|Region|SystemTreeNode|LocationGroup|Location|Group|Comm)",
+                "OTF2_GlobalDefWriter_Write(ClockProperties|String|Region|SystemTreeNode|SystemTreeNodeDomain|LocationGroup|Location|Group|Comm)",
             )
             // ... and what went wrong.
             .allowlist_function("OTF2_Error_(GetName|GetDescription)")
             .allowlist_type("OTF2_FlushCallbacks")
             .allowlist_type("OTF2_ErrorCode")
             .allowlist_type(
-                "OTF2_(FileMode|FileSubstrate|Compression|FlushType|LocationGroupType|LocationType|RegionRole|Paradigm|RegionFlag|GroupType|GroupFlag|CommFlag)_enum",
+                "OTF2_(FileMode|FileSubstrate|Compression|FlushType|SystemTreeDomain|LocationGroupType|LocationType|RegionRole|Paradigm|RegionFlag|GroupType|GroupFlag|CommFlag)_enum",
             )
             .prepend_enum_name(false)
             .layout_tests(false)

@@ -1,11 +1,11 @@
 //! Chrome Trace Event JSON: what Perfetto UI (ui.perfetto.dev) and
 //! `chrome://tracing` open. One process (pid 0), one track per rank
-//! (tid = rank, named `rank R`), a second track per rank for its threads
-//! suspended in joins (tid = [`joins_tid`], named `rank R joins`: they
-//! overlap the tasks), intervals as complete events (`X`), instants as `i`,
-//! steals and joins as flow arrows (`s` on the source's track, `f` with
-//! `"bp":"e"` on the destination's). Times in µs (floats) after the
-//! earliest event, on the job's clock.
+//! (tid = rank, named `rank R (host H)` after the rank's host), a second
+//! track per rank for its threads suspended in joins (tid = [`joins_tid`],
+//! named `rank R joins`: they overlap the tasks), intervals as complete
+//! events (`X`), instants as `i`, steals and joins as flow arrows (`s` on
+//! the source's track, `f` with `"bp":"e"` on the destination's). Times in
+//! µs (floats) after the earliest event, on the job's clock.
 
 use std::io::Write;
 
@@ -57,8 +57,18 @@ fn args(e: &Event) -> Value {
     Value::Object(a)
 }
 
+/// The name of `rank`'s track: `rank R (host H)`, or `rank R (no file)`
+/// (its host is named by its file only).
+pub fn track_name(trace: &Trace, rank: u32) -> String {
+    match trace.host_of(rank) {
+        Some(host) => format!("rank {rank} (host {host})"),
+        None => format!("rank {rank} (no file)"),
+    }
+}
+
 /// The `otherData` object: what the trace is and how far to trust it.
 pub fn other_data(trace: &Trace, timeline: &Timeline) -> Value {
+    let host_of_rank: Vec<Option<u32>> = (0..trace.job_ranks()).map(|r| trace.host_of(r)).collect();
     let dropped: Map<String, Value> = trace
         .ranks
         .iter()
@@ -67,6 +77,8 @@ pub fn other_data(trace: &Trace, timeline: &Timeline) -> Value {
     json!({
         "program": trace.program(),
         "ranks": trace.job_ranks(),
+        "hosts": trace.job_hosts(),
+        "host_of_rank": host_of_rank,
         "clock_error_ns": trace.clock_error_ns(),
         "zero_ns": timeline.zero_ns,
         "dropped": trace.dropped(),
@@ -97,11 +109,7 @@ pub fn write_chrome(trace: &Trace, timeline: &Timeline, out: &mut dyn Write) -> 
         json!({"ph": "M", "name": "process_name", "pid": PID, "args": {"name": name}}),
     )?;
     for rank in 0..ranks {
-        let name = if trace.rank(rank).is_some() {
-            format!("rank {rank}")
-        } else {
-            format!("rank {rank} (no file)")
-        };
+        let name = track_name(trace, rank);
         event(
             out,
             json!({"ph": "M", "name": "thread_name", "pid": PID, "tid": rank, "args": {"name": name}}),

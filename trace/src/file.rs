@@ -1,9 +1,15 @@
-//! A rank's trace file, `DIR/rank-<R>.uatrace`: the line `UATRACE 1`, one
-//! line of JSON ([`RankHeader`]), then the records ([`RECORD_BYTES`] each,
-//! [`Record::to_bytes`]) until the end of the file.
+//! A rank's trace file, `DIR/rank-<R>.uatrace`: the line `UATRACE 2` (the
+//! format's version, [`FORMAT`]), one line of JSON ([`RankHeader`]), then
+//! the records ([`RECORD_BYTES`] each, [`Record::to_bytes`]) until the end
+//! of the file.
 //!
 //! Every rank writes its own at the end of the job, or when the job fails
 //! (with `complete: false`); the merged outputs are made from these files.
+//!
+//! Format 1 had no `host` and `hosts` in its header. Such a file is refused
+//! with an error naming its format, rather than read as if every rank were
+//! on one host: the outputs would then draw a multi-host job's ranks as
+//! sharing memory, and the files are remade by tracing the job again.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -12,16 +18,30 @@ use serde::{Deserialize, Serialize};
 
 use crate::record::{Record, RECORD_BYTES};
 
-/// The first line of a rank's file.
-pub const MAGIC: &str = "UATRACE 1";
+/// The version of the format this crate writes and reads: 2 added the
+/// header's `host` and `hosts`.
+pub const FORMAT: u32 = 2;
+
+/// The first line of a rank's file: this word, a space, the format.
+const MAGIC_WORD: &str = "UATRACE";
+
+/// The first line of a rank's file of this [`FORMAT`]: `UATRACE <FORMAT>`.
+pub const MAGIC: &str = "UATRACE 2";
 
 /// What a rank's file says about its records.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct RankHeader {
     /// This rank.
     pub rank: u32,
     /// Ranks in the job.
     pub ranks: u32,
+    /// This rank's host, in `0..hosts`: its GASNet neighbourhood, the ranks
+    /// that share memory (a node of a cluster; on one machine, an emulated
+    /// host of `cargo uat run --hosts`). Required (no serde default): a
+    /// file without it is not of this format.
+    pub host: u32,
+    /// Hosts in the job.
+    pub hosts: u32,
     /// The program (its file name).
     pub program: String,
     /// Clock ticks per second of this rank's records.
@@ -66,6 +86,31 @@ pub struct KindTotal {
     pub ticks: u64,
     /// The longest, in ticks.
     pub max_ticks: u64,
+}
+
+impl Default for RankHeader {
+    /// An empty header on host 0 of one host (so that a header built from
+    /// it, as tests do, is valid without naming the hosts).
+    fn default() -> RankHeader {
+        RankHeader {
+            rank: 0,
+            ranks: 0,
+            host: 0,
+            hosts: 1,
+            program: String::new(),
+            ticks_per_s: 0.0,
+            origin_ticks: 0,
+            origin_ns: 0,
+            clock_error_ns: 0,
+            clock_estimate_ns: 0,
+            clock_estimate_error_ns: 0,
+            recorded: 0,
+            dropped: 0,
+            complete: false,
+            totals: Vec::new(),
+            stats: serde_json::Value::Null,
+        }
+    }
 }
 
 impl RankHeader {
@@ -118,18 +163,35 @@ pub fn write_rank_file(dir: &Path, header: &RankHeader, records: &[Record]) -> s
     Ok(path)
 }
 
+/// Checks a file's first line: [`MAGIC`], else an error that names the
+/// format of another version's file.
+fn check_magic(first: &str) -> Result<(), String> {
+    if first == MAGIC {
+        return Ok(());
+    }
+    let format = first
+        .strip_prefix(MAGIC_WORD)
+        .and_then(|rest| rest.strip_prefix(' '))
+        .and_then(|v| v.parse::<u32>().ok());
+    Err(match format {
+        Some(1) => format!(
+            "a trace file of format 1 (first line {first:?}), from a uat before hosts were recorded; \
+             this uat-trace reads format {FORMAT} ({MAGIC:?}): trace the job again with this build"
+        ),
+        Some(v) => format!(
+            "a trace file of format {v} (first line {first:?}); this uat-trace reads format {FORMAT} ({MAGIC:?})"
+        ),
+        None => format!("not a uat trace file (first line {first:?}, expected {MAGIC:?})"),
+    })
+}
+
 /// Reads a rank's file.
 pub fn read_rank_file(path: &Path) -> Result<(RankHeader, Vec<Record>), String> {
     let what = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     let mut input = BufReader::new(std::fs::File::open(path).map_err(|e| what(&e))?);
     let mut line = String::new();
     input.read_line(&mut line).map_err(|e| what(&e))?;
-    if line.trim_end() != MAGIC {
-        return Err(what(&format!(
-            "not a uat trace file (first line {:?}, expected {MAGIC:?})",
-            line.trim_end()
-        )));
-    }
+    check_magic(line.trim_end()).map_err(|e| what(&e))?;
     line.clear();
     input.read_line(&mut line).map_err(|e| what(&e))?;
     let header: RankHeader = serde_json::from_str(&line).map_err(|e| what(&format!("header: {e}")))?;
@@ -159,6 +221,8 @@ mod tests {
         let header = RankHeader {
             rank: 3,
             ranks: 4,
+            host: 1,
+            hosts: 2,
             program: "uts".into(),
             ticks_per_s: 2.5e9,
             origin_ticks: 1000,
@@ -205,6 +269,33 @@ mod tests {
         assert_eq!(h.duration_ns(25), 10.0);
         std::fs::write(&path, "hello\n").unwrap();
         assert!(read_rank_file(&path).unwrap_err().contains("not a uat trace file"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn other_formats_are_refused_by_version() {
+        let dir = std::env::temp_dir().join(format!("uat-trace-format-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(MAGIC, format!("{MAGIC_WORD} {FORMAT}"));
+        let path = dir.join("rank-0.uatrace");
+        // A format 1 header: everything but the hosts.
+        let old = "{\"rank\":0,\"ranks\":1,\"program\":\"t\",\"ticks_per_s\":1e9,\"origin_ticks\":0,\
+                   \"origin_ns\":0,\"clock_error_ns\":0,\"recorded\":0,\"dropped\":0,\"complete\":true,\
+                   \"totals\":[],\"stats\":{}}";
+        std::fs::write(&path, format!("UATRACE 1\n{old}\n")).unwrap();
+        let e = read_rank_file(&path).unwrap_err();
+        assert!(
+            e.contains("rank-0.uatrace") && e.contains("format 1") && e.contains("reads format 2"),
+            "{e}"
+        );
+        std::fs::write(&path, "UATRACE 7\n{}\n").unwrap();
+        assert!(read_rank_file(&path).unwrap_err().contains("of format 7"));
+        std::fs::write(&path, "UATRACE x\n{}\n").unwrap();
+        assert!(read_rank_file(&path).unwrap_err().contains("not a uat trace file"));
+        // This format's header must name the hosts.
+        std::fs::write(&path, format!("{MAGIC}\n{old}\n")).unwrap();
+        let e = read_rank_file(&path).unwrap_err();
+        assert!(e.contains("header") && e.contains("host"), "{e}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

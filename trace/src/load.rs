@@ -29,7 +29,9 @@ pub struct Trace {
 }
 
 /// Reads every `rank-<R>.uatrace` in `dir` and checks it: the name's rank
-/// is the header's, every header counts the same ranks, the clock rate is
+/// is the header's, every header counts the same ranks and the same hosts,
+/// the rank's host is one of them (and there are no more hosts than
+/// ranks: each holds one at least), the clock rate is
 /// positive, the header's `recorded` is the number of records, every record
 /// has a known kind, `end ≥ start` and a peer among the ranks, and every
 /// per-kind total names a kind. Errors name the file.
@@ -69,6 +71,15 @@ pub fn load(dir: &Path) -> Result<Trace, String> {
                 first.header.ranks
             ));
         }
+        if r.header.hosts != first.header.hosts {
+            return Err(format!(
+                "{}: the header counts {} hosts, but {} counts {}",
+                r.path.display(),
+                r.header.hosts,
+                first.path.display(),
+                first.header.hosts
+            ));
+        }
     }
     let mut present = ranks.iter().map(|r| r.header.rank).peekable();
     let missing = (0..first.header.ranks)
@@ -91,6 +102,15 @@ fn check_rank(path: &Path, rank: u32, h: &RankHeader, records: &[Record]) -> Res
     }
     if h.rank >= h.ranks {
         return bad(format!("rank {} of {} ranks", h.rank, h.ranks));
+    }
+    if h.hosts == 0 || h.hosts > h.ranks {
+        return bad(format!(
+            "{} hosts for {} ranks (each host holds a rank at least)",
+            h.hosts, h.ranks
+        ));
+    }
+    if h.host >= h.hosts {
+        return bad(format!("host {} of {} hosts", h.host, h.hosts));
     }
     if !(h.ticks_per_s.is_finite() && h.ticks_per_s > 0.0) {
         return bad(format!("ticks_per_s {} is not a positive rate", h.ticks_per_s));
@@ -225,6 +245,34 @@ impl Trace {
     /// The job's number of ranks.
     pub fn job_ranks(&self) -> u32 {
         self.ranks[0].header.ranks
+    }
+
+    /// The job's number of hosts (GASNet neighbourhoods: the ranks that
+    /// share memory).
+    pub fn job_hosts(&self) -> u32 {
+        self.ranks[0].header.hosts
+    }
+
+    /// `rank`'s host, if it left a file (a rank's file names only its own).
+    pub fn host_of(&self, rank: u32) -> Option<u32> {
+        self.rank(rank).map(|r| r.header.host)
+    }
+
+    /// Per host of the job (`0..job_hosts()`), its ranks that left a file,
+    /// ascending; a host whose ranks all left none has an empty list.
+    pub fn ranks_by_host(&self) -> Vec<Vec<u32>> {
+        let mut by_host = vec![Vec::new(); self.job_hosts() as usize];
+        for r in &self.ranks {
+            // load checked host < hosts, the same in every file.
+            by_host[r.header.host as usize].push(r.header.rank);
+        }
+        by_host
+    }
+
+    /// Whether a flow from `from` to `to` crosses hosts: `None` when either
+    /// rank left no file (its host is unknown).
+    pub fn across_hosts(&self, from: u32, to: u32) -> Option<bool> {
+        Some(self.host_of(from)? != self.host_of(to)?)
     }
 
     /// The program's name (rank 0's header, else the first file's).
@@ -436,6 +484,41 @@ mod tests {
     }
 
     #[test]
+    fn every_file_names_its_rank_host_and_the_files_agree_on_the_hosts() {
+        let d = dir("hosts");
+        let on = |rank: u32, host: u32, hosts: u32| RankHeader {
+            host,
+            hosts,
+            ..header(rank, 5, 0)
+        };
+        // Ranks 2 and 4 left no file; host 2's only rank is rank 4.
+        for (rank, host) in [(0, 0), (1, 1), (3, 1)] {
+            write(&d, on(rank, host, 3), &[]);
+        }
+        let t = load(&d).unwrap();
+        assert_eq!(t.job_hosts(), 3);
+        assert_eq!(t.ranks_by_host(), vec![vec![0], vec![1, 3], vec![]]);
+        assert_eq!((t.host_of(3), t.host_of(2)), (Some(1), None));
+        assert_eq!(t.across_hosts(0, 1), Some(true));
+        assert_eq!(t.across_hosts(3, 1), Some(false));
+        assert_eq!(t.across_hosts(2, 0), None);
+
+        let named = |e: String, what: &str| {
+            assert!(e.contains("rank-3.uatrace"), "{e}");
+            assert!(e.contains(what), "{e}");
+        };
+        write(&d, on(3, 3, 3), &[]);
+        named(load(&d).unwrap_err(), "host 3 of 3 hosts");
+        write(&d, on(3, 0, 0), &[]);
+        named(load(&d).unwrap_err(), "0 hosts for 5 ranks");
+        write(&d, on(3, 0, 6), &[]);
+        named(load(&d).unwrap_err(), "6 hosts for 5 ranks");
+        write(&d, on(3, 1, 2), &[]);
+        named(load(&d).unwrap_err(), "counts 2 hosts");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
     fn missing_ranks_are_listed_and_bad_files_are_named() {
         let d = dir("bad");
         write(&d, header(0, 4, 0), &[]);
@@ -468,7 +551,11 @@ mod tests {
         h.recorded = 5;
         write_rank_file(&d, &h, &[]).unwrap();
         named(load(&d).unwrap_err(), "truncated");
-        std::fs::write(d.join("rank-2.uatrace"), b"UATRACE 1\n{not json\n").unwrap();
+        std::fs::write(
+            d.join("rank-2.uatrace"),
+            format!("{}\n{{not json\n", crate::file::MAGIC),
+        )
+        .unwrap();
         named(load(&d).unwrap_err(), "header");
         let mut h = header(1, 4, 0);
         h.rank = 3;

@@ -2,16 +2,20 @@
 //! archive `DIR/trace.otf2` (anchor file; `DIR/trace.def` and `DIR/trace/`
 //! next to it) through the OTF2 library.
 //!
-//! One location (a CPU thread) per rank of the job, each in its own location
-//! group (a process) under one system tree node. Timestamps are ns on the
-//! job's clock. The interval kinds are regions, entered and left, nested per
-//! location (an interval that would end after the one around it is cut at
-//! that one's end, and counted); the instants are regions entered and left
-//! at once; threads suspended in joins are left out (they overlap the tasks:
-//! see the Chrome JSON's joins tracks). A steal flow is a message on the
-//! communicator `steals`, sent on the victim's location at the claim and
-//! received on the thief's at the resumption; a paired join flow likewise
-//! on `joins`. Each message's tag is its flow's number.
+//! The system tree: the job's node (domain machine) and under it one node
+//! per host (a GASNet neighbourhood: the ranks that share memory; domain
+//! shared memory). One location (a CPU thread) per rank of the job, each
+//! in its own location group (a process) under its host's node — under
+//! the job's for a rank without a file, whose host is unknown. Timestamps
+//! are ns on the job's clock. The interval kinds are regions, entered and
+//! left, nested per location (an interval that would end after the one
+//! around it is cut at that one's end, and counted); the instants are
+//! regions entered and left at once; threads suspended in joins are left
+//! out (they overlap the tasks: see the Chrome JSON's joins tracks). A
+//! steal flow is a message on the communicator `steals`, sent on the
+//! victim's location at the claim and received on the thief's at the
+//! resumption; a paired join flow likewise on `joins`. Each message's tag
+//! is its flow's number.
 
 mod archive;
 mod sys;
@@ -20,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use crate::load::{FlowKind, Timeline, Trace};
 use crate::record::{Kind, Shape};
-use archive::Archive;
+use archive::{Archive, Domain};
 
 /// The archive's name: `DIR/trace.otf2`, `DIR/trace.def`, `DIR/trace/`.
 pub const ARCHIVE: &str = "trace";
@@ -40,6 +44,24 @@ pub const REGIONS: [Kind; 8] = [
 /// The communicators, in id order: steals, joins.
 pub const COMMS: [FlowKind; 2] = [FlowKind::Steal, FlowKind::Join];
 
+/// The system tree node of the job, the root.
+pub const JOB_NODE: u32 = 0;
+
+/// The system tree node of `host`: the job's node's children, in host
+/// order.
+pub fn host_node(host: u32) -> u32 {
+    JOB_NODE + 1 + host
+}
+
+/// Per rank of the job, the system tree node its location group lies
+/// under: its host's, or the job's when the rank left no file (a rank's
+/// file is the only one that names its host).
+pub fn group_parents(trace: &Trace) -> Vec<u32> {
+    (0..trace.job_ranks())
+        .map(|rank| trace.host_of(rank).map_or(JOB_NODE, host_node))
+        .collect()
+}
+
 /// What [`write_otf2`] wrote.
 #[derive(Clone, Debug)]
 pub struct Otf2Written {
@@ -47,6 +69,8 @@ pub struct Otf2Written {
     pub anchor: PathBuf,
     /// Locations: one per rank of the job.
     pub locations: u32,
+    /// Host nodes of the system tree (under the job's): one per host.
+    pub hosts: u32,
     /// Enter events per region, in [`REGIONS`]' order.
     pub enters: Vec<(Kind, u64)>,
     /// Messages (each one send and one receive) per communicator, in
@@ -209,9 +233,10 @@ pub fn write_otf2(trace: &Trace, timeline: &Timeline, dir: &Path) -> Result<Otf2
     let locations = plan(trace, timeline);
     remove_old(dir)?;
     let description = format!(
-        "uat trace of {}, {} ranks; clocks aligned within {} ns",
+        "uat trace of {}, {} ranks on {} hosts; clocks aligned within {} ns",
         trace.program(),
         trace.job_ranks(),
+        trace.job_hosts(),
         trace.clock_error_ns()
     );
     let mut archive = Archive::create(dir, ARCHIVE, "uat-trace", &description)?;
@@ -238,6 +263,8 @@ pub fn write_otf2(trace: &Trace, timeline: &Timeline, dir: &Path) -> Result<Otf2
     };
     let job = s(&format!("uat job: {}", trace.program()));
     let job_class = s("job");
+    let host_class = s("host");
+    let host_names: Vec<u32> = (0..trace.job_hosts()).map(|h| s(&format!("host {h}"))).collect();
     let rank_names: Vec<u32> = (0..trace.job_ranks())
         .map(|r| {
             s(&if trace.rank(r).is_some() {
@@ -261,9 +288,15 @@ pub fn write_otf2(trace: &Trace, timeline: &Timeline, dir: &Path) -> Result<Otf2
     for (id, text) in strings.iter().enumerate() {
         defs.string(id as u32, text)?;
     }
-    defs.system_tree_node(0, job, job_class, sys::UNDEFINED_REF)?;
+    defs.system_tree_node(JOB_NODE, job, job_class, sys::UNDEFINED_REF)?;
+    defs.system_tree_node_domain(JOB_NODE, Domain::Machine)?;
+    for (host, &name) in (0..).zip(&host_names) {
+        defs.system_tree_node(host_node(host), name, host_class, JOB_NODE)?;
+        defs.system_tree_node_domain(host_node(host), Domain::SharedMemory)?;
+    }
+    let parents = group_parents(trace);
     for (rank, loc) in locations.iter().enumerate() {
-        defs.process(rank as u32, rank_names[rank], 0)?;
+        defs.process(rank as u32, rank_names[rank], parents[rank])?;
         defs.cpu_thread(rank as u64, rank_names[rank], loc.events.len() as u64, rank as u32)?;
     }
     for (id, (&kind, &(name, doc))) in REGIONS.iter().zip(&region_names).enumerate() {
@@ -294,6 +327,7 @@ pub fn write_otf2(trace: &Trace, timeline: &Timeline, dir: &Path) -> Result<Otf2
     Ok(Otf2Written {
         anchor: dir.join(format!("{ARCHIVE}.otf2")),
         locations: trace.job_ranks(),
+        hosts: trace.job_hosts(),
         enters: REGIONS.iter().copied().zip(enters).collect(),
         messages: COMMS.iter().map(|&c| (c, timeline.flow_count(c) as u64)).collect(),
         clipped,
@@ -309,6 +343,33 @@ mod tests {
         let mut loc = Location::default();
         nest(intervals.to_vec(), &mut loc);
         loc
+    }
+
+    #[test]
+    fn location_groups_lie_under_their_hosts_node() {
+        use crate::file::RankHeader;
+        use crate::load::RankTrace;
+        // Ranks 0 and 3 on host 1, rank 1 on host 0, rank 2 without a file.
+        let ranks = [(0, 1), (1, 0), (3, 1)]
+            .into_iter()
+            .map(|(rank, host)| RankTrace {
+                path: format!("rank-{rank}.uatrace").into(),
+                header: RankHeader {
+                    rank,
+                    ranks: 4,
+                    host,
+                    hosts: 2,
+                    ..RankHeader::default()
+                },
+                records: Vec::new(),
+            })
+            .collect();
+        let trace = Trace {
+            ranks,
+            missing: vec![2],
+        };
+        assert_eq!((host_node(0), host_node(1)), (1, 2));
+        assert_eq!(group_parents(&trace), vec![2, 1, JOB_NODE, 2]);
     }
 
     #[test]

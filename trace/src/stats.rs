@@ -1,7 +1,8 @@
-//! The statistics table: per kind, per rank and over all ranks, the count,
-//! total time, mean and max (from the headers' totals, which count every
-//! record, kept or dropped), steal outcomes (from the kept records) and
-//! flows; as text ([`stats_text`]) and JSON ([`stats_json`]).
+//! The statistics table: per kind, per rank (with its host) and over all
+//! ranks, the count, total time, mean and max (from the headers' totals,
+//! which count every record, kept or dropped), steal outcomes (from the
+//! kept records), flows (and how many cross hosts) and the ranks of each
+//! host; as text ([`stats_text`]) and JSON ([`stats_json`]).
 
 use std::fmt::Write as _;
 
@@ -48,6 +49,8 @@ pub type Outcomes = [u64; Outcome::ALL.len() + 1];
 pub struct RankStats {
     /// The rank.
     pub rank: u32,
+    /// Its host (from its file).
+    pub host: u32,
     /// Per kind, in [`Kind::ALL`]'s order.
     pub kinds: Vec<KindStats>,
     /// Whether `kinds` came from the header's totals (else from the kept
@@ -72,9 +75,17 @@ pub struct Stats {
     pub join_flows: usize,
     /// Join flows whose child's rank left no file.
     pub unplaced_join_flows: u64,
+    /// Steal flows drawn between ranks on different hosts (both with a
+    /// file: a rank's host is known from its own file only).
+    pub steal_flows_across_hosts: usize,
+    /// Join flows drawn between ranks on different hosts.
+    pub join_flows_across_hosts: usize,
     /// The sum of the ranks' `steals_succeeded` counters, if every rank
     /// with a file has one.
     pub steals_succeeded: Option<u64>,
+    /// The sum of the ranks' `steals_across_hosts` counters (the steals
+    /// whose victim was on another host), if every rank with a file has one.
+    pub steals_across_hosts: Option<u64>,
     /// From the first event to the last, in ns.
     pub length_ns: f64,
     /// What a reader must know (dropped records, missing ranks, ...).
@@ -119,9 +130,21 @@ fn outcome_index(value: u64) -> usize {
     Outcome::from_code(value).map_or(Outcome::ALL.len(), |o| o as usize)
 }
 
-/// "rank 3", "ranks 1, 3".
-fn ranks_named(ranks: &[u32]) -> String {
-    let list = ranks.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+/// Ascending ranks as runs: "rank 4", "ranks 0-3, 5, 8-9" (a host of a
+/// large job holds many consecutive ranks).
+fn rank_runs(ranks: &[u32]) -> String {
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for &r in ranks {
+        match runs.last_mut() {
+            Some((_, last)) if last.checked_add(1) == Some(r) => *last = r,
+            _ => runs.push((r, r)),
+        }
+    }
+    let list = runs
+        .iter()
+        .map(|&(a, b)| if a == b { a.to_string() } else { format!("{a}-{b}") })
+        .collect::<Vec<_>>()
+        .join(", ");
     if ranks.len() == 1 {
         format!("rank {list}")
     } else {
@@ -137,6 +160,7 @@ impl Stats {
         let mut outcomes = Outcomes::default();
         let mut ranks = Vec::new();
         let mut succeeded = Some(0u64);
+        let mut across_counted = Some(0u64);
         for r in &trace.ranks {
             let (rank_kinds, from_totals) = rank_kinds(r);
             if !from_totals {
@@ -157,8 +181,11 @@ impl Stats {
                 *all += n;
             }
             succeeded = succeeded.and_then(|s| Some(s + r.header.stats.get("steals_succeeded")?.as_u64()?));
+            across_counted =
+                across_counted.and_then(|s| Some(s + r.header.stats.get("steals_across_hosts")?.as_u64()?));
             ranks.push(RankStats {
                 rank: r.header.rank,
+                host: r.header.host,
                 kinds: rank_kinds,
                 from_totals,
                 outcomes: rank_outcomes,
@@ -167,14 +194,14 @@ impl Stats {
         if !trace.missing.is_empty() {
             notes.push(format!(
                 "no file from {} (the job failed before writing it?); the totals leave them out",
-                ranks_named(&trace.missing)
+                rank_runs(&trace.missing)
             ));
         }
         let incomplete = trace.incomplete_ranks();
         if !incomplete.is_empty() {
             notes.push(format!(
                 "partial traces (the job failed) from {}",
-                ranks_named(&incomplete)
+                rank_runs(&incomplete)
             ));
         }
         if trace.dropped() > 0 {
@@ -188,7 +215,7 @@ impl Stats {
                 "{} records dropped (buffer full) on {}: counts and times include them; \
                  the timelines, steal outcomes and flows do not",
                 trace.dropped(),
-                ranks_named(&on)
+                rank_runs(&on)
             ));
         }
         if timeline.unplaced_join_flows > 0 {
@@ -198,6 +225,13 @@ impl Stats {
             ));
         }
         let steal_flows = timeline.flow_count(FlowKind::Steal);
+        let across = |kind: FlowKind| {
+            timeline
+                .flows
+                .iter()
+                .filter(|f| f.kind == kind && trace.across_hosts(f.from_rank, f.to_rank) == Some(true))
+                .count()
+        };
         let flow_total = kinds[Kind::ALL
             .iter()
             .position(|k| k.code == Kind::StealFlow as u32)
@@ -210,6 +244,16 @@ impl Stats {
                 ));
             }
         }
+        let steal_flows_across_hosts = across(FlowKind::Steal);
+        // Only a whole trace draws every steal flow between known hosts.
+        if let (Some(n), true) = (across_counted, trace.complete() && trace.dropped() == 0) {
+            if n != steal_flows_across_hosts as u64 {
+                notes.push(format!(
+                    "the runtime counted {n} steals_across_hosts, the trace {steal_flows_across_hosts} steal flows \
+                     between hosts"
+                ));
+            }
+        }
         Stats {
             ranks,
             kinds,
@@ -217,7 +261,10 @@ impl Stats {
             steal_flows,
             join_flows: timeline.flow_count(FlowKind::Join),
             unplaced_join_flows: timeline.unplaced_join_flows,
+            steal_flows_across_hosts,
+            join_flows_across_hosts: across(FlowKind::Join),
             steals_succeeded: succeeded,
+            steals_across_hosts: across_counted,
             length_ns: timeline.length_ns,
             notes,
         }
@@ -234,10 +281,11 @@ impl Stats {
         let files = trace.ranks.len();
         let _ = writeln!(
             s,
-            "uat trace statistics: {}, {} ranks ({files} with a file); {} from the first event to the last; \
-             clocks aligned within {}",
+            "uat trace statistics: {}, {} ranks on {} hosts ({files} with a file); {} from the first event to \
+             the last; clocks aligned within {}",
             trace.program(),
             trace.job_ranks(),
+            trace.job_hosts(),
             human_ns(self.length_ns),
             human_ns(trace.clock_error_ns() as f64),
         );
@@ -245,6 +293,20 @@ impl Stats {
         let _ = writeln!(s, "records: {recorded} kept, {} dropped", trace.dropped());
         for n in &self.notes {
             let _ = writeln!(s, "NOTE: {n}");
+        }
+        let _ = writeln!(
+            s,
+            "\nHosts (GASNet neighbourhoods: the ranks that share memory; ranks with a file)"
+        );
+        for (host, ranks) in trace.ranks_by_host().iter().enumerate() {
+            if ranks.is_empty() {
+                let _ = writeln!(s, "host {host}: no rank with a file");
+            } else {
+                let _ = writeln!(s, "host {host}: {}", rank_runs(ranks));
+            }
+        }
+        if !trace.missing.is_empty() {
+            let _ = writeln!(s, "unknown (no file): {}", rank_runs(&trace.missing));
         }
         let used: Vec<usize> = (0..Kind::ALL.len()).filter(|&i| self.kinds[i].count > 0).collect();
         let share = |k: &KindStats, ranks: usize| {
@@ -254,7 +316,7 @@ impl Stats {
                 "-".into()
             }
         };
-        let row = |s: &mut String, label: &str, i: usize, k: &KindStats, ranks: usize| {
+        let row = |s: &mut String, label: &str, host: &str, i: usize, k: &KindStats, ranks: usize| {
             let kind = Kind::ALL[i];
             let timed = Kind::from_code(kind.code).is_some_and(timed);
             let (total, mean, max, pct) = if timed {
@@ -274,21 +336,21 @@ impl Stats {
             };
             let _ = writeln!(
                 s,
-                "{:<12} {:>6} {:>12} {:>11} {:>11} {:>11} {:>7}",
-                kind.name, label, k.count, total, mean, max, pct
+                "{:<12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>11} {:>7}",
+                kind.name, label, host, k.count, total, mean, max, pct
             );
         };
         let header = |s: &mut String| {
             let _ = writeln!(
                 s,
-                "{:<12} {:>6} {:>12} {:>11} {:>11} {:>11} {:>7}",
-                "kind", "rank", "count", "total", "mean", "max", "time"
+                "{:<12} {:>6} {:>5} {:>12} {:>11} {:>11} {:>11} {:>7}",
+                "kind", "rank", "host", "count", "total", "mean", "max", "time"
             );
         };
         let _ = writeln!(s, "\nAll ranks (time: share of ranks × run; nested kinds overlap: poll, fetch and write_back lie inside tasks, suspended beside them)");
         header(&mut s);
         for &i in &used {
-            row(&mut s, "all", i, &self.kinds[i], files);
+            row(&mut s, "all", "-", i, &self.kinds[i], files);
         }
         let _ = writeln!(
             s,
@@ -297,26 +359,26 @@ impl Stats {
         header(&mut s);
         for &i in &used {
             for r in self.ranks.iter().filter(|r| r.kinds[i].count > 0) {
-                row(&mut s, &r.rank.to_string(), i, &r.kinds[i], 1);
+                row(&mut s, &r.rank.to_string(), &r.host.to_string(), i, &r.kinds[i], 1);
             }
         }
         let _ = writeln!(s, "\nSteal outcomes (kept records)");
-        let _ = write!(s, "{:>6}", "rank");
+        let _ = write!(s, "{:>6} {:>5}", "rank", "host");
         for (_, name) in Outcome::ALL {
             let _ = write!(s, " {name:>12}");
         }
         let _ = writeln!(s, " {:>12}", "unknown");
-        let outcome_row = |s: &mut String, label: &str, o: &Outcomes| {
-            let _ = write!(s, "{label:>6}");
+        let outcome_row = |s: &mut String, label: &str, host: &str, o: &Outcomes| {
+            let _ = write!(s, "{label:>6} {host:>5}");
             for n in o {
                 let _ = write!(s, " {n:>12}");
             }
             let _ = writeln!(s);
         };
         for r in &self.ranks {
-            outcome_row(&mut s, &r.rank.to_string(), &r.outcomes);
+            outcome_row(&mut s, &r.rank.to_string(), &r.host.to_string(), &r.outcomes);
         }
-        outcome_row(&mut s, "all", &self.outcomes);
+        outcome_row(&mut s, "all", "-", &self.outcomes);
         let _ = writeln!(s, "\nFlows");
         let total = self.kind(Kind::StealFlow).count;
         let runtime = self.steals_succeeded.map_or("no steals_succeeded counter".into(), |n| {
@@ -331,6 +393,16 @@ impl Stats {
             s,
             "join flows:  {} drawn, {} not (their child's rank left no file)",
             self.join_flows, self.unplaced_join_flows
+        );
+        let runtime = self
+            .steals_across_hosts
+            .map_or("no steals_across_hosts counter".into(), |n| {
+                format!("{n} steals_across_hosts counted by the runtime")
+            });
+        let _ = writeln!(
+            s,
+            "across hosts (drawn, between ranks with a file): {} steal flows, {} join flows; {runtime}",
+            self.steal_flows_across_hosts, self.join_flows_across_hosts
         );
         s
     }
@@ -365,6 +437,7 @@ impl Stats {
             .map(|(s, r)| {
                 json!({
                     "rank": s.rank,
+                    "host": s.host,
                     "recorded": r.header.recorded,
                     "dropped": r.header.dropped,
                     "complete": r.header.complete,
@@ -379,6 +452,8 @@ impl Stats {
         json!({
             "program": trace.program(),
             "ranks": trace.job_ranks(),
+            "hosts": trace.job_hosts(),
+            "ranks_by_host": trace.ranks_by_host(),
             "files": trace.ranks.iter().map(|r| r.header.rank).collect::<Vec<_>>(),
             "missing_ranks": trace.missing,
             "incomplete_ranks": trace.incomplete_ranks(),
@@ -395,6 +470,9 @@ impl Stats {
                 "steals_succeeded": self.steals_succeeded,
                 "join_drawn": self.join_flows,
                 "join_unplaced": self.unplaced_join_flows,
+                "steal_drawn_across_hosts": self.steal_flows_across_hosts,
+                "steals_across_hosts": self.steals_across_hosts,
+                "join_drawn_across_hosts": self.join_flows_across_hosts,
             },
             "per_rank": per_rank,
             "notes": self.notes,
@@ -435,6 +513,17 @@ pub fn human_ns(ns: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ranks_read_as_runs() {
+        assert_eq!(rank_runs(&[4]), "rank 4");
+        assert_eq!(rank_runs(&[0, 1, 2, 3, 5, 8, 9]), "ranks 0-3, 5, 8-9");
+        assert_eq!(rank_runs(&[2, 4]), "ranks 2, 4");
+        assert_eq!(
+            rank_runs(&[u32::MAX - 1, u32::MAX]),
+            format!("ranks {}-{}", u32::MAX - 1, u32::MAX)
+        );
+    }
 
     #[test]
     fn durations_read_well() {

@@ -1,6 +1,8 @@
 //! The OTF2 archive of a synthetic job (tests/common), read back with the
-//! reference reader `otf2-print` (Debian's otf2-tools): one location per
-//! rank, a message per flow on its communicator, an Enter per interval.
+//! reference reader `otf2-print` (Debian's otf2-tools): the job's node with
+//! a node per host under it, each rank's process under its host's node,
+//! one location per rank, a message per flow on its communicator, an Enter
+//! per interval.
 
 #![cfg(feature = "otf2")]
 
@@ -9,7 +11,7 @@ mod common;
 use std::collections::HashMap;
 use std::process::Command;
 
-use common::{temp_dir, Job, JOIN_FLOWS, RANKS, STEAL_FLOWS};
+use common::{temp_dir, Job, HOSTS, HOST_OF, JOIN_FLOWS, MISSING, RANKS, STEAL_FLOWS};
 use uat_trace::otf2::REGIONS;
 use uat_trace::{write_outputs, Kind};
 
@@ -29,6 +31,48 @@ fn otf2_print(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     stdout
+}
+
+/// The `<N>` reference after `field: ` on a line of `otf2-print -G`
+/// (`Parent: "host::host 0" <1>, ...`); None for `UNDEFINED`.
+fn reference(line: &str, field: &str) -> Option<u32> {
+    let after = line.split(&format!("{field}: ")).nth(1)?;
+    let end = after.find(',').unwrap_or(after.len());
+    let value = &after[..end];
+    let open = value.rfind('<')?;
+    value[open + 1..].strip_suffix('>')?.parse().ok()
+}
+
+/// A SYSTEM_TREE_NODE of `otf2-print -G`'s output.
+#[derive(Debug)]
+struct Node {
+    id: u32,
+    name: String,
+    class: String,
+    parent: Option<u32>,
+}
+
+/// The system tree of `otf2-print -G`'s output: its SYSTEM_TREE_NODEs, and
+/// per LOCATION_GROUP its id and parent node.
+fn system_tree(defs: &str) -> (Vec<Node>, Vec<(u32, Option<u32>)>) {
+    let id = |l: &str| l.split_whitespace().nth(1).and_then(|w| w.parse::<u32>().ok()).unwrap();
+    let quoted = |l: &str, n: usize| l.split('"').nth(n).unwrap_or_default().to_string();
+    let nodes = defs
+        .lines()
+        .filter(|l| l.starts_with("SYSTEM_TREE_NODE "))
+        .map(|l| Node {
+            id: id(l),
+            name: quoted(l, 1),
+            class: quoted(l, 3),
+            parent: reference(l, "Parent"),
+        })
+        .collect();
+    let groups = defs
+        .lines()
+        .filter(|l| l.starts_with("LOCATION_GROUP "))
+        .map(|l| (id(l), reference(l, "Parent")))
+        .collect();
+    (nodes, groups)
 }
 
 #[test]
@@ -58,7 +102,37 @@ fn otf2_print_reads_one_location_per_rank_and_every_flow() {
         RANKS as usize,
         "{defs}"
     );
-    assert!(defs.lines().any(|l| l.starts_with("SYSTEM_TREE_NODE ")), "{defs}");
+    // The system tree: the job at the root, a node per host under it, each
+    // rank's process under its host's node (the missing rank's, whose host
+    // no file names, under the job's).
+    let (nodes, groups) = system_tree(&defs);
+    assert_eq!(nodes.len(), 1 + HOSTS as usize, "{defs}");
+    let root = nodes.iter().find(|n| n.parent.is_none()).expect("a root");
+    assert_eq!(root.class, "job", "{defs}");
+    let host_node = |host: u32| {
+        let name = format!("host {host}");
+        let node = nodes
+            .iter()
+            .find(|n| n.name == name)
+            .unwrap_or_else(|| panic!("no {name}:\n{defs}"));
+        assert_eq!((node.class.as_str(), node.parent), ("host", Some(root.id)), "{defs}");
+        node.id
+    };
+    for (rank, parent) in &groups {
+        let expected = if *rank == MISSING {
+            root.id
+        } else {
+            host_node(HOST_OF[*rank as usize])
+        };
+        assert_eq!(*parent, Some(expected), "rank {rank}'s process:\n{defs}");
+    }
+    assert_eq!(
+        defs.lines()
+            .filter(|l| l.starts_with("SYSTEM_TREE_NODE_DOMAIN ") && l.contains("SHARED_MEMORY"))
+            .count(),
+        HOSTS as usize,
+        "{defs}"
+    );
     for comm in ["\"steals\"", "\"joins\""] {
         assert!(
             defs.lines().any(|l| l.starts_with("COMM ") && l.contains(comm)),
@@ -131,6 +205,7 @@ fn otf2_print_reads_one_location_per_rank_and_every_flow() {
     let trace = uat_trace::load(&dir).unwrap();
     let w = uat_trace::write_otf2(&trace, &trace.timeline(), &dir).unwrap();
     assert_eq!(w.locations, RANKS);
+    assert_eq!(w.hosts, HOSTS);
     assert_eq!(w.clipped, 0);
     assert_eq!(
         w.enters.iter().find(|(k, _)| *k == Kind::Task).map(|e| e.1),

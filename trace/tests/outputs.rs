@@ -7,7 +7,7 @@ mod common;
 use std::collections::{HashMap, HashSet};
 use std::process::Command;
 
-use common::{temp_dir, Job, JOIN_FLOWS, MISSING, RANKS, STEAL_FLOWS, T0};
+use common::{temp_dir, Job, HOSTS, HOST_OF, JOIN_FLOWS, MISSING, RANKS, STEAL_FLOWS, STEAL_FLOWS_ACROSS_HOSTS, T0};
 use serde_json::Value;
 use uat_trace::{load, stats_json, stats_text, write_outputs, Kind, Shape};
 
@@ -35,6 +35,8 @@ fn load_reports_missing_and_partial_ranks() {
     assert!(!trace.complete());
     assert_eq!(trace.dropped(), job.dropped);
     assert_eq!(trace.clock_error_ns(), 70);
+    assert_eq!(trace.job_hosts(), HOSTS);
+    assert_eq!(trace.ranks_by_host(), vec![vec![0, 1], vec![3]]);
     let t = trace.timeline();
     assert_eq!(t.zero_ns, T0);
     assert_eq!(t.unplaced_join_flows, 1);
@@ -52,7 +54,8 @@ fn the_chrome_json_draws_every_record_where_it_happened() {
     let events = json["traceEvents"].as_array().unwrap();
     let ph = |e: &Value| e["ph"].as_str().unwrap().to_string();
 
-    // One named track per rank of the job, and one for rank 0's joins.
+    // One named track per rank of the job, named with its host, and one
+    // for rank 0's joins.
     let names: Vec<(u64, &str)> = events
         .iter()
         .filter(|e| e["ph"] == "M" && e["name"] == "thread_name")
@@ -64,7 +67,7 @@ fn the_chrome_json_draws_every_record_where_it_happened() {
         let expected = if rank == u64::from(MISSING) {
             format!("rank {rank} (no file)")
         } else {
-            format!("rank {rank}")
+            format!("rank {rank} (host {})", HOST_OF[rank as usize])
         };
         assert_eq!(of[0].1, expected);
     }
@@ -163,6 +166,8 @@ fn the_chrome_json_draws_every_record_where_it_happened() {
     let other = &json["otherData"];
     assert_eq!(other["clock_error_ns"], 70);
     assert_eq!(other["ranks"], RANKS);
+    assert_eq!(other["hosts"], HOSTS);
+    assert_eq!(other["host_of_rank"], serde_json::json!([0, 0, null, 1]));
     assert_eq!(other["missing_ranks"], serde_json::json!([MISSING]));
     assert_eq!(other["incomplete_ranks"], serde_json::json!([3]));
     assert_eq!(other["complete"], false);
@@ -190,6 +195,7 @@ fn the_statistics_agree_with_the_headers_totals() {
         let mut max_ns: f64 = 0.0;
         for (h, per_rank) in headers.iter().zip(stats["per_rank"].as_array().unwrap()) {
             assert_eq!(per_rank["rank"], h.rank);
+            assert_eq!(per_rank["host"], HOST_OF[h.rank as usize]);
             let t = h.totals.iter().find(|t| t.kind == k.name);
             let (c, ns, max) = t.map_or((0, 0.0, 0.0), |t| {
                 (
@@ -247,6 +253,13 @@ fn the_statistics_agree_with_the_headers_totals() {
     assert_eq!(flows["steals_succeeded"], 3);
     assert_eq!(flows["join_drawn"], 1);
     assert_eq!(flows["join_unplaced"].as_u64(), Some(1));
+    // 3→0 crosses hosts; 2→1 may, but rank 2 left no file to say so.
+    assert_eq!(flows["steal_drawn_across_hosts"], STEAL_FLOWS_ACROSS_HOSTS);
+    assert_eq!(flows["join_drawn_across_hosts"], 0);
+    // The synthetic ranks' stats have no such counter.
+    assert_eq!(flows["steals_across_hosts"], Value::Null);
+    assert_eq!(stats["hosts"], HOSTS);
+    assert_eq!(stats["ranks_by_host"], serde_json::json!([[0, 1], [3]]));
     assert_eq!(stats["dropped"], job.dropped);
     assert_eq!(stats["missing_ranks"], serde_json::json!([MISSING]));
     let notes = stats["notes"].to_string();
@@ -260,13 +273,30 @@ fn the_statistics_agree_with_the_headers_totals() {
 
     let text = stats_text(&trace);
     assert!(text.contains("NOTE: 3 records dropped"), "{text}");
+    assert!(text.contains("4 ranks on 2 hosts (3 with a file)"), "{text}");
+    for line in ["host 0: ranks 0-1", "host 1: rank 3", "unknown (no file): rank 2"] {
+        assert!(text.lines().any(|l| l == line), "{line}: {text}");
+    }
     let task_all = text
         .lines()
         .find(|l| l.starts_with("task") && l.contains(" all "))
         .unwrap();
-    assert_eq!(task_all.split_whitespace().nth(2), Some("9"), "{task_all}");
+    // kind, rank, host, count.
+    assert_eq!(task_all.split_whitespace().nth(3), Some("9"), "{task_all}");
+    let task_3: Vec<&str> = text
+        .lines()
+        .find(|l| l.starts_with("task") && l.split_whitespace().nth(1) == Some("3"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    // Rank 3 on host 1: its kept task and the three dropped.
+    assert_eq!(task_3[2..4], ["1", "4"], "{task_3:?}");
     assert!(
         text.contains("steal flows: 3 recorded, 3 drawn; 3 steals_succeeded"),
+        "{text}"
+    );
+    assert!(
+        text.contains("across hosts (drawn, between ranks with a file): 1 steal flows, 0 join flows"),
         "{text}"
     );
     common::done(&dir);
@@ -285,12 +315,32 @@ fn malformed_files_are_refused_by_name() {
         e.contains("rank-1.uatrace") && e.contains("not a multiple of 32"),
         "{e}"
     );
-    std::fs::write(&file, b"UATRACE 2\n{}\n").unwrap();
+    std::fs::write(&file, b"UATRACE 0\n{}\n").unwrap();
+    let e = load(&dir).unwrap_err();
+    assert!(e.contains("rank-1.uatrace") && e.contains("format 0"), "{e}");
+    std::fs::write(&file, b"uatrace\n{}\n").unwrap();
     let e = load(&dir).unwrap_err();
     assert!(
         e.contains("rank-1.uatrace") && e.contains("not a uat trace file"),
         "{e}"
     );
+    // A file of format 1 (before the hosts), and one of this format that
+    // leaves them out.
+    let mut header = Job::new(&dir).header(1).clone();
+    header.recorded = 0;
+    let mut json = serde_json::to_value(&header).unwrap();
+    let fields = json.as_object_mut().unwrap();
+    fields.remove("host");
+    fields.remove("hosts");
+    std::fs::write(&file, format!("UATRACE 1\n{json}\n")).unwrap();
+    let e = load(&dir).unwrap_err();
+    assert!(
+        e.contains("rank-1.uatrace") && e.contains("format 1") && e.contains("trace the job again"),
+        "{e}"
+    );
+    std::fs::write(&file, format!("{}\n{json}\n", uat_trace::file::MAGIC)).unwrap();
+    let e = load(&dir).unwrap_err();
+    assert!(e.contains("rank-1.uatrace") && e.contains("missing field `host"), "{e}");
     std::fs::write(dir.join("rank-one.uatrace"), b"").unwrap();
     std::fs::remove_file(&file).unwrap();
     let e = load(&dir).unwrap_err();

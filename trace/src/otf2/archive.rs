@@ -284,6 +284,15 @@ impl Drop for EvtWriter<'_> {
     }
 }
 
+/// The domains of the system tree that the writer names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Domain {
+    /// Every computing node (the job's node).
+    Machine,
+    /// A node whose processes share memory (a host).
+    SharedMemory,
+}
+
 /// The archive's global definitions.
 pub(super) struct GlobalDefs<'a> {
     raw: NonNull<sys::OTF2_GlobalDefWriter>,
@@ -330,6 +339,26 @@ impl GlobalDefs<'_> {
             // SAFETY: the writer is open; plain values.
             unsafe { sys::OTF2_GlobalDefWriter_WriteSystemTreeNode(self.w(), id, name, class, parent) },
             "a SystemTreeNode",
+        )
+    }
+
+    /// Says that system tree node `node` is (a part of) `domain`: what
+    /// kind of hardware it stands for, which readers may group by.
+    pub(super) fn system_tree_node_domain(&mut self, node: u32, domain: Domain) -> Result<(), String> {
+        let domain = match domain {
+            Domain::Machine => sys::OTF2_SYSTEM_TREE_DOMAIN_MACHINE,
+            Domain::SharedMemory => sys::OTF2_SYSTEM_TREE_DOMAIN_SHARED_MEMORY,
+        };
+        check(
+            // SAFETY: the writer is open; plain values.
+            unsafe {
+                sys::OTF2_GlobalDefWriter_WriteSystemTreeNodeDomain(
+                    self.w(),
+                    node,
+                    domain as sys::OTF2_SystemTreeDomain,
+                )
+            },
+            "a SystemTreeNodeDomain",
         )
     }
 

@@ -1,7 +1,8 @@
-//! A synthetic traced job for the tests: four ranks, one without a file
-//! (rank 2), each with its own clock rate and offset, with known intervals,
-//! instants, steal flows (one from the missing rank), join flows (one
-//! drawn, one from the missing rank) and dropped records.
+//! A synthetic traced job for the tests: four ranks on two hosts (ranks 0
+//! and 1 on host 0, ranks 2 and 3 on host 1), one without a file (rank 2),
+//! each with its own clock rate and offset, with known intervals,
+//! instants, steal flows (one from the missing rank, one across hosts),
+//! join flows (one drawn, one from the missing rank) and dropped records.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -33,8 +34,13 @@ pub struct Job {
 pub const T0: u64 = 1_000_000;
 pub const RANKS: u32 = 4;
 pub const MISSING: u32 = 2;
+/// Hosts, and each rank's (the missing rank's is named by no file).
+pub const HOSTS: u32 = 2;
+pub const HOST_OF: [u32; RANKS as usize] = [0, 0, 1, 1];
 /// Steal flows: 0→1, 3→0, 2→1.
 pub const STEAL_FLOWS: usize = 3;
+/// Steal flows between ranks with a file on different hosts: 3→0.
+pub const STEAL_FLOWS_ACROSS_HOSTS: usize = 1;
 /// Join flows that are drawn: 1→0 (2→3's child ended on the missing rank).
 pub const JOIN_FLOWS: usize = 1;
 
@@ -42,6 +48,8 @@ fn header(rank: u32, ticks_per_s: f64, origin_ticks: u64, origin_ns: u64, error:
     RankHeader {
         rank,
         ranks: RANKS,
+        host: HOST_OF[rank as usize],
+        hosts: HOSTS,
         program: "synthetic".into(),
         ticks_per_s,
         origin_ticks,

@@ -16,6 +16,10 @@
 //! measures its monotonic clock against rank 0's with a few Active Message
 //! round trips ([`clock`]), and the file's header says how a tick maps to
 //! the job's clock and within how much.
+//!
+//! Hosts: the header names this rank's host and the job's number of hosts
+//! ([`gasnet_sys::Hosts`], GASNet's neighbourhoods, learnt at init), so
+//! that the outputs group the ranks by host.
 
 pub(crate) mod clock;
 
@@ -209,9 +213,10 @@ impl Tracer {
         }
     }
 
-    /// Writes this rank's file (once). `complete`: the job ends normally.
-    /// Returns its path.
-    pub(crate) fn write(&self, complete: bool) -> Option<Result<PathBuf, String>> {
+    /// Writes this rank's file (once). `complete`: the job ends normally;
+    /// `hosts`: the job's hosts (this rank's and their number go in the
+    /// header). Returns its path.
+    pub(crate) fn write(&self, complete: bool, hosts: &gasnet_sys::Hosts) -> Option<Result<PathBuf, String>> {
         let dir = self.dir.as_ref()?;
         if self.written.replace(true) {
             return None;
@@ -232,6 +237,8 @@ impl Tracer {
         let header = RankHeader {
             rank: self.rank,
             ranks: self.ranks,
+            host: hosts.mine(),
+            hosts: hosts.count(),
             program: program_name(),
             ticks_per_s,
             origin_ticks: a.origin_ticks,
@@ -313,7 +320,7 @@ pub(crate) fn write_partial_on_exit() {
     w.trace.instant(Kind::Failure, w.rank, 0);
     // The failing run's counters so far, unless it had ended.
     w.trace.add_run(w.run.id.get(), &w.stats_snapshot());
-    match w.trace.write(false) {
+    match w.trace.write(false, w.gasnet.hosts()) {
         Some(Ok(path)) => gasnet_sys::report(format_args!(
             "uat: the partial trace of this rank is in {} (merge the ranks' files with `uat-trace merge {}`)",
             path.display(),
@@ -331,7 +338,7 @@ pub(crate) fn end_of_job(gasnet: gasnet_sys::Gasnet) {
     let Some(dir) = w.trace.dir().map(|d| d.to_path_buf()) else {
         return;
     };
-    let mine = w.trace.write(true);
+    let mine = w.trace.write(true, gasnet.hosts());
     if let Some(Err(e)) = &mine {
         gasnet_sys::report(format_args!("uat: {e}"));
     }
