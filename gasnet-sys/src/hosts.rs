@@ -160,6 +160,9 @@ pub(crate) fn before_op_to(rank: u32, polling: Polling) {
     }
 }
 
+/// The end of a delay during which the thread no longer polls.
+const POLL_MARGIN: Duration = Duration::from_micros(5);
+
 #[cold]
 #[inline(never)]
 fn delay_if_remote(rank: u32, ns: u64, polling: Polling) {
@@ -170,8 +173,14 @@ fn delay_if_remote(rank: u32, ns: u64, polling: Polling) {
     DELAYED_OPS.fetch_add(1, Ordering::Relaxed);
     let start = Instant::now();
     let wait = Duration::from_nanos(ns);
-    while start.elapsed() < wait {
-        if polling == Polling::Allowed {
+    loop {
+        let elapsed = start.elapsed();
+        if elapsed >= wait {
+            break;
+        }
+        // A poll costs up to a few µs (over udp a recvfrom): none in the
+        // last POLL_MARGIN, so that the delay ends on time.
+        if polling == Polling::Allowed && wait - elapsed > POLL_MARGIN {
             // SAFETY: init succeeded (the map exists); not in a handler.
             unsafe { raw::uat_poll() };
         }
