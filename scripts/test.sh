@@ -9,7 +9,11 @@
 #                              and the reproduction pipeline on tiny inputs
 #                              (scripts/reproduce.sh --quick); the lifelines
 #                              test (4 ranks) on udp and mpi in the am and
-#                              rdma-emulated modes too ("lifelines")
+#                              rdma-emulated modes too ("lifelines"); a
+#                              crate outside the repository ("external");
+#                              builds against an installed GASNet-EX
+#                              (GASNET_PREFIX, pkg-config) and their
+#                              refusals ("site-gasnet")
 #   scripts/test.sh smp-native run only the named variant(s); "reproduce" is
 #                              the pipeline alone
 #
@@ -23,7 +27,7 @@ uat=$("$root/scripts/launcher.sh")
 # setup.sh installed the OTF2 library: the trace tests must find it.
 export UAT_TEST_OTF2=required
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(smp-native smp-am smp-rdma-emulated reproduce external site-gasnet udp-native mpi-native lifelines ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do
@@ -62,6 +66,22 @@ for variant in "${variants[@]}"; do
       passed=$((passed + 1))
     else
       echo "external: FAILED" >&2
+      failed=$((failed + 1))
+    fi
+    continue
+  fi
+  if [ "$variant" = site-gasnet ]; then
+    # A site's GASNet-EX instead of the bundled build: the bundled smp
+    # build installed into a fresh prefix (make install prefix=...),
+    # gasnet-check built against it by GASNET_PREFIX and by pkg-config and
+    # run at 2 ranks through the launcher; the refusals (a prefix without
+    # the conduit, a GASNet-EX older than 2021.3.0) and UAT_GASNET=bundled
+    # as the way out. Its own target dir (target/site-gasnet/).
+    echo "=== site-gasnet: builds against an installed GASNet-EX" >&2
+    if "$root/scripts/site-gasnet.sh" "$uat"; then
+      passed=$((passed + 1))
+    else
+      echo "site-gasnet: FAILED" >&2
       failed=$((failed + 1))
     fi
     continue
