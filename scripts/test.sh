@@ -15,7 +15,11 @@
 #                              rdma-emulated modes too ("lifelines"); the
 #                              benchmarks on 2 emulated hosts of 2 ranks
 #                              (tests/hosts.rs) in those modes ("hosts": the
-#                              full udp and mpi variants run every hosts test)
+#                              full udp and mpi variants run every hosts test);
+#                              a crate outside the repository ("external");
+#                              builds against an installed GASNet-EX
+#                              (GASNET_PREFIX, pkg-config) and their
+#                              refusals ("site-gasnet")
 #   scripts/test.sh smp-native run only the named variant(s); "reproduce" is
 #                              the pipeline alone
 #
@@ -29,7 +33,7 @@ uat=$("$root/scripts/launcher.sh")
 # setup.sh installed the OTF2 library: the trace tests must find it.
 export UAT_TEST_OTF2=required
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(lint smp-native smp-am smp-rdma-emulated reproduce external udp-native mpi-native lifelines hosts ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(lint smp-native smp-am smp-rdma-emulated reproduce external site-gasnet udp-native mpi-native lifelines hosts ibv-native)
 
 passed=0 failed=0
 for variant in "${variants[@]}"; do
@@ -83,6 +87,22 @@ for variant in "${variants[@]}"; do
     done
     cargo clippy --release --manifest-path report/Cargo.toml --all-targets --target-dir target/report -- -D warnings || ok=0
     if [ "$ok" = 1 ]; then passed=$((passed + 1)); else echo "lint: FAILED" >&2; failed=$((failed + 1)); fi
+    continue
+  fi
+  if [ "$variant" = site-gasnet ]; then
+    # A site's GASNet-EX instead of the bundled build: the bundled smp
+    # build installed into a fresh prefix (make install prefix=...),
+    # gasnet-check built against it by GASNET_PREFIX and by pkg-config and
+    # run at 2 ranks through the launcher; the refusals (a prefix without
+    # the conduit, a GASNet-EX older than 2021.3.0) and UAT_GASNET=bundled
+    # as the way out. Its own target dir (target/site-gasnet/).
+    echo "=== site-gasnet: builds against an installed GASNet-EX" >&2
+    if "$root/scripts/site-gasnet.sh" "$uat"; then
+      passed=$((passed + 1))
+    else
+      echo "site-gasnet: FAILED" >&2
+      failed=$((failed + 1))
+    fi
     continue
   fi
   if [ "$variant" = lifelines ] || [ "$variant" = hosts ]; then

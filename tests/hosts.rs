@@ -194,30 +194,42 @@ fn the_emulated_delay_adds_what_it_says_to_a_cross_host_get() {
     if !networked() {
         return;
     }
-    // 100 µs: far above loopback's jitter, so ±10% is the knob's error,
-    // not the machine's. `micro latency` alternates blocks of cross-host
-    // gets with and without the delay in one job and compares medians; a
-    // machine too busy for one job is given two more tries.
+    // The knob itself, on 2 hosts of 2 ranks: one delay per cross-host get
+    // (counted), and a get within the host not delayed.
+    let out = job(
+        &shape(2, 4),
+        &bin("micro"),
+        "latency --iters 2000",
+        &[("UAT_NET_DELAY", "100us")],
+    );
+    assert_eq!(out.code, Some(0), "{}", out.describe());
+    let json = out.json();
+    assert_eq!(json["net_delay_us"], 100.0, "{json}");
+    let h = &json["latency_by_host_us"];
+    assert_eq!((h["near"].as_u64(), h["far"].as_u64()), (Some(1), Some(2)), "{json}");
+    assert_eq!(h["delayed_ops"], h["delayed_ops_expected"], "{json}");
+    assert!(h["delayed_ops"].as_u64() > Some(0), "{json}");
+    assert!(
+        h["get_within_host"].as_f64().unwrap() < 10.0,
+        "a get within the host was delayed: {json}"
+    );
+    // What it adds, on 2 hosts of one rank each (a rank per core: the
+    // measurement is not the machine's time slicing). 100 µs is far above
+    // loopback's jitter, so ±10% is the knob's error. `micro latency`
+    // alternates blocks with and without the delay in one job and compares
+    // medians; a machine too busy for one job is given two more tries.
     let delay_us = 100.0;
     let mut seen = Vec::new();
     for _ in 0..3 {
         let out = job(
-            &shape(2, 4),
+            &shape(2, 2),
             &bin("micro"),
             "latency --iters 2000",
             &[("UAT_NET_DELAY", "100us")],
         );
         assert_eq!(out.code, Some(0), "{}", out.describe());
         let json = out.json();
-        assert_eq!(json["net_delay_us"], delay_us, "{json}");
-        let h = &json["latency_by_host_us"];
-        assert_eq!((h["near"].as_u64(), h["far"].as_u64()), (Some(1), Some(2)), "{json}");
-        let within = h["get_within_host"].as_f64().unwrap();
-        assert!(within < delay_us / 10.0, "a get within the host was delayed: {json}");
-        // The knob itself: one delay per cross-host get, none within.
-        assert_eq!(h["delayed_ops"], h["delayed_ops_expected"], "{json}");
-        assert!(h["delayed_ops"].as_u64() > Some(0), "{json}");
-        let added = h["delay_added"].as_f64().unwrap();
+        let added = json["latency_by_host_us"]["delay_added"].as_f64().unwrap();
         if (added - delay_us).abs() <= 0.1 * delay_us {
             return;
         }

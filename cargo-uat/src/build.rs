@@ -226,3 +226,39 @@ fn listing(dir: &Path) -> String {
         names.join(" ")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::variant::{Conduit, Fad};
+
+    #[test]
+    fn the_build_inherits_the_variables_that_choose_gasnet() {
+        let krate = Crate {
+            target_dir: "/t".into(),
+            feature_prefix: "uat/".into(),
+            is_uat_workspace: false,
+            bins: vec!["app".into()],
+            default_run: None,
+        };
+        let v = Variant {
+            conduit: Conduit::Ibv,
+            fad: Fad::Native,
+        };
+        let cmd = krate.build_command(v, true, &Program::Default);
+        // Neither set nor removed: cargo, and gasnet-sys's build script
+        // under it, see the user's GASNET_PREFIX, UAT_GASNET and pkg-config
+        // variables as they are.
+        for (name, _) in cmd.get_envs() {
+            assert!(
+                !uat_rules::gasnet::ENV.iter().any(|v| name == *v),
+                "the build command changes {name:?}"
+            );
+        }
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_string_lossy().into_owned()).collect();
+        assert!(
+            args.windows(2).any(|w| w == ["--target-dir", "/t/ibv-native"]),
+            "{args:?}"
+        );
+    }
+}

@@ -11,8 +11,10 @@
 //! | mpi | `mpirun -np N --oversubscribe [-x VAR]... prog` |
 //! | ibv | `gasnetrun_ibv -n N -E VAR,... prog` (clusters) |
 //!
-//! `--launcher CMD` replaces `mpirun`/`gasnetrun_ibv` (e.g. a site's
-//! wrapper, same arguments). Every rank gets the `GASNET_*` and `UAT_*`
+//! `gasnetrun_ibv` is the one installed with the GASNet-EX the build used
+//! (`GASNET_PREFIX`, pkg-config's prefix, or the bundled build's in the
+//! cache: `uat_rules::gasnet`). `--launcher CMD` replaces
+//! `mpirun`/`gasnetrun_ibv` (e.g. a site's wrapper, same arguments). Every rank gets the `GASNET_*` and `UAT_*`
 //! variables of the launcher's environment, and `UAT_LAUNCHED` (programs of
 //! the multi-process conduits refuse to start without a launcher). The job
 //! runs in its own process group: `--timeout` and a signal to the launcher
@@ -23,6 +25,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
+
+use uat_rules::gasnet::Source;
 
 use crate::variant::Conduit;
 
@@ -142,10 +146,19 @@ pub fn command_line(spec: &JobSpec) -> Result<Vec<OsString>, String> {
         }
         Conduit::Ibv => {
             let runner = match &spec.launcher {
-                Some(l) => l.clone(),
-                None => gasnetrun_ibv()?,
+                Some(l) => {
+                    require_on_path(l, "check --launcher")?;
+                    l.clone()
+                }
+                None => {
+                    // The gasnetrun_ibv of the GASNet-EX the build used: the
+                    // build's rule, read from the same environment.
+                    let source = uat_rules::gasnet::choose_from_env(Conduit::Ibv)?.source;
+                    let runner = gasnetrun_ibv_of(&source).to_string_lossy().into_owned();
+                    require_on_path(&runner, &gasnetrun_ibv_hint(&source))?;
+                    runner
+                }
             };
-            require_on_path(&runner, "build the ibv variant first, or set GASNET_PREFIX")?;
             line.extend([
                 runner.into(),
                 "-n".into(),
@@ -200,12 +213,29 @@ fn passed_variables(spec: &JobSpec) -> Vec<String> {
     vars
 }
 
-fn gasnetrun_ibv() -> Result<String, String> {
-    let prefix = std::env::var_os("GASNET_PREFIX")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::setup::gasnet_cache().join("ibv").join("install"));
-    let runner = prefix.join("bin").join("gasnetrun_ibv");
-    Ok(runner.to_string_lossy().into_owned())
+/// Where GASNet-EX installs `gasnetrun_ibv` for a build from `source`
+/// (`GASNET_PREFIX`, pkg-config's prefix, or the bundled build's in the
+/// cache).
+fn gasnetrun_ibv_of(source: &Source) -> PathBuf {
+    let prefix = match source.prefix() {
+        Some(prefix) => prefix.to_path_buf(),
+        None => crate::setup::gasnet_cache().join("ibv").join("install"),
+    };
+    prefix.join("bin").join("gasnetrun_ibv")
+}
+
+/// What to do when `gasnetrun_ibv` is not where `source` puts it.
+fn gasnetrun_ibv_hint(source: &Source) -> String {
+    match source {
+        Source::Bundled => {
+            "build the ibv variant first (the bundled GASNet-EX installs it), or name the site's launcher with --launcher"
+                .into()
+        }
+        installed => format!(
+            "the GASNet-EX of {} has no bin/gasnetrun_ibv (is it configured with ibv?): name the site's launcher with --launcher",
+            installed.describe()
+        ),
+    }
 }
 
 fn require_on_path(program: &str, hint: &str) -> Result<(), String> {
@@ -330,6 +360,30 @@ mod tests {
         let env = environment(&two);
         assert!(env.contains(&("GASNET_SUPERNODE_MAXSIZE", "2".into())));
         assert!(env.contains(&("UAT_LAUNCHED_HOSTS", "2".into())));
+    }
+
+    #[test]
+    fn gasnetrun_ibv_comes_from_the_gasnet_the_build_used() {
+        let site = gasnetrun_ibv_of(&Source::Prefix("/opt/gasnet".into()));
+        assert_eq!(site, Path::new("/opt/gasnet/bin/gasnetrun_ibv"));
+        let found = gasnetrun_ibv_of(&Source::PkgConfig {
+            prefix: "/site/gasnet-2024".into(),
+            pc_file: "/site/gasnet-2024/lib/pkgconfig/gasnet-ibv-par.pc".into(),
+        });
+        assert_eq!(found, Path::new("/site/gasnet-2024/bin/gasnetrun_ibv"));
+        let bundled = gasnetrun_ibv_of(&Source::Bundled);
+        assert!(
+            bundled.ends_with("2021.3.0/ibv/install/bin/gasnetrun_ibv"),
+            "{}",
+            bundled.display()
+        );
+        // Its absence names where it was looked for, and what to do.
+        let hint = gasnetrun_ibv_hint(&Source::Prefix("/opt/gasnet".into()));
+        assert!(
+            hint.contains("GASNET_PREFIX=/opt/gasnet") && hint.contains("--launcher"),
+            "{hint}"
+        );
+        assert!(gasnetrun_ibv_hint(&Source::Bundled).contains("build the ibv variant first"));
     }
 
     #[test]

@@ -17,6 +17,7 @@ use uat_launch::build::{Crate, Program};
 use uat_launch::job::{self, JobSpec};
 use uat_launch::variant::{Conduit, Fad, Variant};
 use uat_launch::{rules, setup};
+use uat_rules::gasnet::Source;
 
 /// Builds and launches uni-address threads programs.
 #[derive(Parser)]
@@ -31,7 +32,9 @@ enum Cmd {
     /// Installs what programs need to build: the Debian packages (as root;
     /// otherwise prints the apt-get line) and the GASNet-EX source (into
     /// cargo's registry cache). GASNet-EX itself is built on first use, once
-    /// per conduit per machine, under GASNET_CACHE_DIR or <cargo home>/uat.
+    /// per conduit per machine, under GASNET_CACHE_DIR or <cargo home>/uat;
+    /// or an installed one is used (GASNET_PREFIX, or pkg-config's
+    /// gasnet-CONDUIT-par; UAT_GASNET=bundled: never).
     Setup,
     /// Builds the crate in this directory for a variant (into
     /// <target>/<conduit>-<mode>/) and starts it on N ranks. The exit code is
@@ -204,8 +207,12 @@ fn variant(v: &VariantArgs) -> Variant {
 /// Builds the variant; returns the program's executable where the crate
 /// has one to name (`None`: uat's workspace built whole and nothing named).
 fn build(v: Variant, release: bool, program: &Program) -> Result<Option<PathBuf>, String> {
-    if setup::gasnet_source().is_none() && std::env::var_os("GASNET_PREFIX").is_none() {
-        return Err("the GASNet-EX source is not on this machine: run `cargo uat setup` first".into());
+    // The build script's own rule (uat_rules::gasnet): only the bundled
+    // build needs the source; cargo inherits our environment, so
+    // GASNET_PREFIX, UAT_GASNET and PKG_CONFIG_PATH reach it unchanged.
+    let choice = uat_rules::gasnet::choose_from_env(v.conduit)?;
+    if choice.source == Source::Bundled && setup::gasnet_source().is_none() {
+        return Err("the GASNet-EX source is not on this machine: run `cargo uat setup` first (or build against an installed GASNet-EX: GASNET_PREFIX, or its lib/pkgconfig on PKG_CONFIG_PATH)".into());
     }
     let krate = Crate::here()?;
     if krate.is_uat_workspace && *program == Program::Default {

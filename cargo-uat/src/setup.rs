@@ -13,8 +13,9 @@ use std::process::Command;
 
 /// autoconf, automake: GASNet's ./Bootstrap; libclang-dev: bindgen;
 /// libibverbs-dev: ibv-conduit; openmpi: mpi-conduit and ibv's MPI spawner;
-/// fonts-dejavu-core: the reproduction report's plots.
-pub const PACKAGES: [&str; 12] = [
+/// fonts-dejavu-core: the reproduction report's plots; pkg-config: finding
+/// a site's installed GASNet-EX (`gasnet-CONDUIT-par.pc`).
+pub const PACKAGES: [&str; 13] = [
     "autoconf",
     "automake",
     "make",
@@ -25,13 +26,14 @@ pub const PACKAGES: [&str; 12] = [
     "libopenmpi-dev",
     "openmpi-bin",
     "fonts-dejavu-core",
+    "pkg-config",
     // Traces in OTF2 (`cargo uat run --trace`), and `otf2-print`.
     "libopen-trace-format2-dev",
     "otf2-tools",
 ];
 
 /// The GASNet-EX version gasnet-sys builds, and the package that carries it.
-pub const GASNET_VERSION: &str = "2021.3.0";
+pub const GASNET_VERSION: &str = uat_rules::gasnet::BUNDLED_NAME;
 const SOURCE_PACKAGE: &str = "gex-sys-0.1.0";
 
 /// cargo's home (`CARGO_HOME`, or `~/.cargo`).

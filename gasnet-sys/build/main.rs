@@ -5,14 +5,20 @@
 //! Inputs:
 //! - features `smp` | `udp` | `mpi` | `ibv`: exactly one (else src/lib.rs
 //!   stops the build with a message naming them);
-//! - `GASNET_PREFIX`: use an installed GASNet-EX (configured with
-//!   `--enable-par` and the conduit); flags come from its
-//!   `include/<conduit>-conduit/<conduit>-par.mak`;
-//! - otherwise the vendored build (see vendored.rs), with `GASNET_SRC` and
-//!   `GASNET_CACHE_DIR` to override where the source and the build live.
+//! - which GASNet-EX: `UAT_GASNET` (`auto`, `bundled`, `pkg-config`),
+//!   `GASNET_PREFIX` (an installed GASNet-EX, configured with `--enable-par`
+//!   and the conduit) or pkg-config's `gasnet-<conduit>-par`, else the
+//!   vendored build (see vendored.rs, with `GASNET_SRC` and
+//!   `GASNET_CACHE_DIR` to override where the source and the build live).
+//!   The rule and the checks of an installed one (version at least the
+//!   bundled 2021.3.0, the conduit in PAR mode) are `uat_rules::gasnet`'s,
+//!   shared with the launcher. Flags come from the installation's
+//!   `include/<conduit>-conduit/<conduit>-par.mak`.
 //!
-//! Outputs for dependents (`links = "gasnet"`): `DEP_GASNET_PREFIX` and
-//! `DEP_GASNET_CONDUIT`. GASNet's libraries and search paths reach every
+//! Outputs for dependents (`links = "gasnet"`): `DEP_GASNET_PREFIX`,
+//! `DEP_GASNET_CONDUIT`, `DEP_GASNET_VERSION` (e.g. `2021.3.0`) and
+//! `DEP_GASNET_SOURCE` (`prefix`, `pkg-config` or `bundled`). GASNet's
+//! libraries and search paths reach every
 //! executable that links gasnet-sys (rustc-link-lib/-search propagate);
 //! linker arguments that only a final binary could apply are named in a build
 //! warning instead (see `emit_link`).
@@ -24,6 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use mak::Mak;
+use uat_rules::gasnet::{self, Source};
 
 pub use uat_rules::Conduit;
 
@@ -42,7 +49,9 @@ fn main() {
     println!("cargo:rustc-check-cfg=cfg(gasnet_configured)");
     println!("cargo:rerun-if-changed=build");
     println!("cargo:rerun-if-changed=shim");
-    for var in ["GASNET_PREFIX", "GASNET_SRC", "GASNET_CACHE_DIR", "CARGO_HOME"] {
+    // Where the vendored build's source and cache are (the variables that
+    // choose which GASNet-EX are declared with the choice, below).
+    for var in ["GASNET_SRC", "GASNET_CACHE_DIR", "CARGO_HOME"] {
         println!("cargo:rerun-if-env-changed={var}");
     }
 
@@ -59,24 +68,42 @@ fn main() {
         return;
     }
 
-    let prefix = match env_path("GASNET_PREFIX") {
-        Some(prefix) => prefix,
+    // A failed choice needs no rerun lines: cargo reruns a failed build
+    // script on the next build anyway.
+    let choice = gasnet::choose_from_env(conduit).unwrap_or_else(|e| fail(&e));
+    // Every variable the choice read (pkg-config's own when it was asked:
+    // its answer changes with them).
+    for var in choice.env_read() {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
+    if let Some(note) = &choice.note {
+        println!("cargo:warning={note}");
+    }
+    let prefix = match choice.source.prefix() {
+        Some(prefix) => prefix.to_path_buf(),
         None => vendored::ensure_built(conduit),
     };
-    let mak_path = prefix
-        .join("include")
-        .join(format!("{}-conduit", conduit.name()))
-        .join(format!("{}-par.mak", conduit.name()));
-    println!("cargo:rerun-if-changed={}", mak_path.display());
-    if !mak_path.exists() {
-        fail(&format!(
-            "{} not found: the GASNet-EX at {} has no {}-conduit in PAR mode (configure it with --enable-par --enable-{}), or unset GASNET_PREFIX to use the vendored build",
-            mak_path.display(),
-            prefix.display(),
-            conduit.name(),
-            conduit.name()
-        ));
+    if let Source::PkgConfig { pc_file, .. } = &choice.source {
+        if pc_file.is_file() {
+            println!("cargo:rerun-if-changed={}", pc_file.display());
+        }
     }
+    let install = gasnet::inspect(&choice.source, &prefix, conduit).unwrap_or_else(|e| fail(&e));
+    println!("cargo:rerun-if-changed={}", install.config_header.display());
+    if install.newer_than_tested() {
+        // Accepted: sites install newer releases for their other clients
+        // (UPC++, Chapel, Legion), and a call of the shim's that a release
+        // changed fails the shim's compile by name. But CI runs only the
+        // bundled release: say so.
+        println!(
+            "cargo:warning=using GASNet-EX {} from {}: uat is tested with {}; newer releases are accepted untested",
+            install.version,
+            choice.source.describe(),
+            gasnet::BUNDLED
+        );
+    }
+    let mak_path = install.mak;
+    println!("cargo:rerun-if-changed={}", mak_path.display());
     let mak = Mak::read(&mak_path).unwrap_or_else(|e| fail(&e));
 
     // Preprocessor flags (-I, -D) drive both the shim and bindgen.
@@ -95,6 +122,8 @@ fn main() {
     println!("cargo:rustc-cfg=gasnet_configured");
     println!("cargo:prefix={}", prefix.display());
     println!("cargo:conduit={}", conduit.name());
+    println!("cargo:version={}", install.version);
+    println!("cargo:source={}", choice.source.name());
 }
 
 fn compile_shim(mak: &Mak, cppflags: &[String]) {

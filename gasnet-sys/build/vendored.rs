@@ -23,8 +23,8 @@ use std::process::Command;
 
 use crate::{env_path, fail, Conduit};
 
-const VERSION: &str = "2021.3.0";
-const FETCH_HINT: &str = "run `cargo uat setup` (the launcher: `cargo install --path cargo-uat` from a checkout of uat; in the checkout, scripts/setup.sh), or set GASNET_SRC to a GASNet-EX 2021.3.0 tree, or GASNET_PREFIX to an installed GASNet-EX";
+const VERSION: &str = uat_rules::gasnet::BUNDLED_NAME;
+const FETCH_HINT: &str = "run `cargo uat setup` (the launcher: `cargo install --path cargo-uat` from a checkout of uat; in the checkout, scripts/setup.sh), or set GASNET_SRC to a GASNet-EX 2021.3.0 tree, or point the build at an installed GASNet-EX (GASNET_PREFIX, or its lib/pkgconfig on PKG_CONFIG_PATH)";
 /// Written into the install prefix last: its presence means a complete build.
 const STAMP: &str = ".uat-build-complete";
 

@@ -37,11 +37,13 @@
 //!
 //! # Build
 //! Exactly one conduit feature: `smp`, `udp`, `mpi`, `ibv` (no default).
-//! `GASNET_PREFIX` selects an installed GASNet-EX; otherwise GASNet-EX
+//! An installed GASNet-EX (2021.3.0 or newer, the conduit in PAR mode) is
+//! used when `GASNET_PREFIX` names it or pkg-config finds it as
+//! `gasnet-<conduit>-par`; otherwise, or with `UAT_GASNET=bundled`, GASNet-EX
 //! 2021.3.0 is built once per conduit from the `gex-sys` 0.1.0 package's
 //! source tree, put in cargo's cache by `cargo uat setup`, and cached once per
 //! machine under `<cargo home>/uat/gasnet` (or `GASNET_CACHE_DIR`). See
-//! `build/main.rs`.
+//! `build/main.rs` and `uat_rules::gasnet`.
 
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 compile_error!("uni-address threads supports Linux on x86-64 only: the context switch is x86-64 assembly and the arena relies on Linux mmap/mremap");

@@ -9,7 +9,13 @@
 //! message): the benchmarks label such runs `"oversubscribed": true`, the
 //! reproduction skips them unless asked, and a poller yields instead of
 //! spinning.
+//!
+//! **Which GASNet-EX** a build compiles against (an installed one, by
+//! `GASNET_PREFIX` or pkg-config, or the bundled 2021.3.0), and whether an
+//! installed one fits: [`gasnet`], for gasnet-sys's build script and the
+//! launcher.
 
+pub mod gasnet;
 pub mod hosts;
 mod names;
 
