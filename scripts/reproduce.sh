@@ -90,11 +90,16 @@ Options:
   --no-udp-latency    on smp, skip Fig. 11's real-UDP run (and its build)
   --oversubscribe     also run configurations with more spinning threads
                       than cores; such rows are labelled "oversubscribed"
-  --btc-depth D       BTC depth (default 27; the paper: 41 at scale, 28 in
+  --btc-depth D       BTC depth (the paper: 41 at scale, 28 in Fig. 12)
+  --uts-depth D       UTS -t 1 -r 0 -b 4 -a 3 -d D (the paper: 18, and 11 in
                       Fig. 12)
-  --uts-depth D       UTS -t 1 -r 0 -b 4 -a 3 -d D (default 11; the paper: 18,
-                      and 11 in Fig. 12)
-  --nqueens N         NQueens N (default 15; the paper: 18, and 13 in Fig. 12)
+  --nqueens N         NQueens N (the paper: 18, and 13 in Fig. 12)
+                      Default sizes grow with the largest rank count, so
+                      that each run there lasts >= 2 s (one rank's times:
+                      docs/design/scheduler.md, "Scaling inputs"):
+                      ranks <= 2: BTC 27, UTS 12, NQueens 15; <= 4: 28, 12,
+                      16; <= 8: 29, 13, 16; <= 16: 30, 13, 17; more (up
+                      to 32 ranks): 31, 14, 17
   --cilksort-keys N   keys cilksort sorts in global and peers
                       (default 4194304; over the network at most 1048576)
   --reps K            repetitions of every scaling run (the report uses the
@@ -129,7 +134,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 command_line="scripts/reproduce.sh${*:+ $*}"
 ranks="" modes="native,am,rdma-emulated" experiments="spawn,latency,steal,fad,seq,scaling,lifelines,global,peers,patterns,trace"
 conduit=smp launcher="" cores=$(nproc) oversub=0 no_udp_latency=0
-btc_depth=27 uts_depth=11 nqueens=15 cilksort_keys=4194304 reps=3 timeout_s=600
+btc_depth="" uts_depth="" nqueens="" cilksort_keys=4194304 reps=3 timeout_s=600
 out="" build=1 bin_dir="" pack="" quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -178,12 +183,13 @@ for e in $(list "$experiments"); do
   case "$e" in spawn|latency|steal|fad|seq|scaling|lifelines|global|peers|patterns|trace) ;; *) die "unknown experiment '$e' (spawn, latency, steal, fad, seq, scaling, lifelines, global, peers, patterns, trace)" ;; esac
 done
 positive --cores "$cores"; positive --reps "$reps"; positive --timeout "$timeout_s"
-positive --btc-depth "$btc_depth"; positive --uts-depth "$uts_depth"; positive --nqueens "$nqueens"
+[ -z "$btc_depth" ] || positive --btc-depth "$btc_depth"
+[ -z "$uts_depth" ] || positive --uts-depth "$uts_depth"
+[ -z "$nqueens" ] || positive --nqueens "$nqueens"
 positive --cilksort-keys "$cilksort_keys"
-[ "$btc_depth" -le 48 ] || die "--btc-depth $btc_depth: 2^$btc_depth tasks would not finish"
-[ "$nqueens" -le 22 ] || die "--nqueens $nqueens would not finish"
+[ -z "$btc_depth" ] || [ "$btc_depth" -le 48 ] || die "--btc-depth $btc_depth: 2^$btc_depth tasks would not finish"
+[ -z "$nqueens" ] || [ "$nqueens" -le 22 ] || die "--nqueens $nqueens would not finish"
 [ -n "$launcher" ] && case "$conduit" in mpi|ibv) ;; *) die "--launcher applies to the mpi and ibv conduits" ;; esac
-if [ "$quick" = 1 ]; then btc_depth=16 uts_depth=6 nqueens=9 cilksort_keys=65536; fi
 if [ -z "$ranks" ]; then
   ranks=1; n=2
   while [ "$n" -le "$cores" ]; do ranks="$ranks $n"; n=$((n * 2)); done
@@ -191,6 +197,17 @@ else
   ranks=$(list "$ranks")
   for n in $ranks; do positive --ranks "$n"; done
 fi
+# Sizes not given grow with the largest rank count (--help; the table and
+# one rank's times are in docs/design/scheduler.md).
+max_ranks=$(tr ' ' '\n' <<<"$ranks" | sort -n | tail -1)
+if [ "$max_ranks" -le 2 ]; then sizes="27 12 15"
+elif [ "$max_ranks" -le 4 ]; then sizes="28 12 16"
+elif [ "$max_ranks" -le 8 ]; then sizes="29 13 16"
+elif [ "$max_ranks" -le 16 ]; then sizes="30 13 17"
+else sizes="31 14 17"; fi
+read -r d_btc d_uts d_nq <<<"$sizes"
+btc_depth=${btc_depth:-$d_btc} uts_depth=${uts_depth:-$d_uts} nqueens=${nqueens:-$d_nq}
+if [ "$quick" = 1 ]; then btc_depth=16 uts_depth=6 nqueens=9 cilksort_keys=65536; fi
 [ -z "$bin_dir" ] || [ -d "$bin_dir" ] || die "--bin-dir $bin_dir: no such directory"
 [ -z "$bin_dir" ] || { bin_dir=$(cd "$bin_dir" && pwd); build=0; }
 [ -z "$pack" ] || [ "$build" = 1 ] || die "--pack builds; it cannot go with --no-build or --bin-dir"

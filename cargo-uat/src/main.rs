@@ -95,8 +95,9 @@ struct RunArgs {
     #[command(flatten)]
     variant: VariantArgs,
     /// udp: no shared memory between ranks, real UDP over loopback
-    /// (GASNET_SUPERNODE_MAXSIZE=1; the same as --hosts N).
-    #[arg(long, conflicts_with = "hosts")]
+    /// (GASNET_SUPERNODE_MAXSIZE=1: --hosts N). With --hosts H, real UDP
+    /// between the H hosts.
+    #[arg(long)]
     real_udp: bool,
     /// udp, mpi: run the N ranks as H emulated hosts, a cluster's shape on
     /// one machine: shared memory inside a host, the network (real UDP, or
@@ -274,7 +275,7 @@ fn run(a: RunArgs) -> Result<i32, String> {
     let spec = JobSpec {
         conduit: v.conduit,
         ranks: a.ranks,
-        hosts: if a.real_udp { Some(a.ranks) } else { a.hosts },
+        hosts: a.hosts.or(a.real_udp.then_some(a.ranks)),
         launcher: a.launcher,
         timeout: a.timeout.map(Duration::from_secs),
         program: exe,

@@ -36,7 +36,6 @@ impl Token<'_> {
     /// from a reply handler).
     pub fn reply(self, handler: u8, args: &[Arg]) {
         check_args(handler, args.len(), KIND_REPLY);
-        crate::hosts::before_op_to(self.source(), crate::hosts::Polling::Forbidden);
         // SAFETY: valid token (see above); handler registered with this arity.
         let code = unsafe { raw::uat_am_reply_short(self.raw, handler, args.len() as u32, args.as_ptr() as *const _) };
         assert_eq!(code, raw::UAT_OK as i32, "gex_AM_ReplyShort failed");
@@ -199,7 +198,7 @@ impl Gasnet {
         check_args(handler, args.len(), KIND_REQUEST);
         debug_assert!(rank < self.size());
         crate::ops::count(|c| c.am_requests += 1);
-        crate::hosts::before_op_to(rank, crate::hosts::Polling::Allowed);
+        crate::hosts::before_op_to(rank);
         // SAFETY: init succeeded; handler registered with this arity.
         let code = unsafe { raw::uat_am_request_short(rank, handler, args.len() as u32, args.as_ptr() as *const _) };
         assert_eq!(code, raw::UAT_OK as i32, "gex_AM_RequestShort to rank {rank} failed");

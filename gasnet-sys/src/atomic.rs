@@ -119,7 +119,7 @@ impl AtomicDomain {
             "atomic on {addr:#x}: not an aligned u64 in rank {rank}'s segment"
         );
         crate::ops::count(|c| c.atomics += 1);
-        crate::hosts::before_op_to(rank, crate::hosts::Polling::Allowed);
+        crate::hosts::before_op_to(rank);
         if seg.local.is_some() {
             // SAFETY: a live domain; the target is an aligned word inside the
             // target's segment (checked above).

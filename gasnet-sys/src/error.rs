@@ -56,6 +56,16 @@ pub enum Error {
         /// Neighbourhoods GASNet made.
         made: u32,
     },
+    /// `UAT_LAUNCHED_HOSTS` is not a number.
+    LaunchedHosts {
+        /// Its value.
+        text: String,
+    },
+    /// GASNet's neighbourhoods do not map every rank to one host.
+    HostMap {
+        /// The neighbourhoods GASNet reported.
+        neighbourhoods: u32,
+    },
 }
 
 impl fmt::Display for Error {
@@ -89,6 +99,16 @@ impl fmt::Display for Error {
                 *requested as f64 / MIB
             ),
             Error::Handlers { why } => write!(f, "Active Message handler registration failed: {why}"),
+            Error::LaunchedHosts { text } => write!(
+                f,
+                "{}={text}: expected the number of hosts the launcher asked for",
+                uat_rules::hosts::LAUNCHED_HOSTS_ENV
+            ),
+            Error::HostMap { neighbourhoods } => write!(
+                f,
+                "GASNet reported {neighbourhoods} shared-memory neighbourhoods that do not map every rank to one \
+                 host (the ranks this one shares memory with differ from its neighbourhood's): cannot place ranks on hosts"
+            ),
             Error::Hosts { asked, made } => write!(
                 f,
                 "the launcher asked for {asked} hosts ({}) but GASNet made {made} shared-memory neighbourhoods: \

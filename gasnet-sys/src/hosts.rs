@@ -12,14 +12,17 @@
 //! nothing afterwards.
 //!
 //! # The emulated delay
-//! [`Gasnet::set_cross_host_delay`] makes every operation this crate issues
-//! to another host — get, put (blocking or not), atomic, Active Message
-//! request or reply — first wait that long, spinning on the issuing thread.
-//! A loopback job then sees a cluster's ratio of local to remote cost: the
-//! delay is charged where LogGP charges its overhead and latency, to the
-//! rank that communicates. Operations inside a host, barriers and other
+//! [`Gasnet::set_cross_host_delay`] makes every blocking get and put,
+//! remote atomic and Active Message request this crate issues to another
+//! host first wait that long, polling on the issuing thread; a batch of
+//! non-blocking gets and puts (up to a `wait_nbi`) waits once, before its
+//! first operation to another host, since a network overlaps them. A
+//! loopback job then sees a cluster's ratio of local to remote cost, the
+//! latency charged to the rank that communicates, once per round trip
+//! (replies are not delayed). Operations inside a host, barriers and other
 //! collectives are not delayed. Off (zero) unless set.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -68,6 +71,12 @@ impl Hosts {
         self.host_of[rank as usize] == self.mine
     }
 
+    /// Whether ranks `a` and `b` are on one host.
+    #[inline]
+    pub fn is_local_to(&self, a: u32, b: u32) -> bool {
+        self.host_of[a as usize] == self.host_of[b as usize]
+    }
+
     /// The ranks of `host`, in increasing order.
     pub fn ranks_of(&self, host: u32) -> impl Iterator<Item = u32> + '_ {
         (0..self.host_of.len() as u32).filter(move |&r| self.host_of[r as usize] == host)
@@ -101,14 +110,28 @@ pub(crate) fn learn(gasnet: Gasnet) -> Result<(), Error> {
     slots[gasnet.rank() as usize] = mine as u64 + 1;
     let gathered = gasnet.max_over_ranks_each(&slots);
     let host_of: Vec<u32> = gathered.iter().map(|&h| h.saturating_sub(1) as u32).collect();
+    // Every slot written (1 + a host below the count), and this rank's
+    // host holds exactly its neighbourhood; else GASNet's view is not what
+    // this module assumes. Every rank saw the same gather, so a rank that
+    // refuses is not alone: the job stops, it does not hang.
+    let written = gathered.iter().all(|&h| h >= 1 && h <= count as u64);
+    let mine_listed = (0..ranks as u32).filter(|&r| host_of[r as usize] == mine);
+    let mut neighbours = gasnet.neighbourhood();
+    neighbours.sort_unstable();
+    if !written || !mine_listed.eq(neighbours) {
+        return Err(Error::HostMap { neighbourhoods: count });
+    }
     let hosts = Hosts { host_of, count, mine };
-    debug_assert!(hosts.host_of.iter().all(|&h| h < count));
     // init runs once per process (checked there).
     let _ = HOSTS.set(hosts);
-    let asked = std::env::var(uat_rules::hosts::LAUNCHED_HOSTS_ENV).ok();
-    match asked.and_then(|a| a.trim().parse::<u32>().ok()) {
-        Some(asked) if asked != count => Err(Error::Hosts { asked, made: count }),
-        _ => Ok(()),
+    let var = uat_rules::hosts::LAUNCHED_HOSTS_ENV;
+    match std::env::var(var).ok().filter(|a| !a.trim().is_empty()) {
+        None => Ok(()),
+        Some(text) => match text.trim().parse::<u32>() {
+            Ok(asked) if asked == count => Ok(()),
+            Ok(asked) => Err(Error::Hosts { asked, made: count }),
+            Err(_) => Err(Error::LaunchedHosts { text }),
+        },
     }
 }
 
@@ -138,37 +161,57 @@ impl Gasnet {
     }
 }
 
-/// Whether the thread may poll while it waits out a delay: not inside an
-/// Active Message handler (a reply), where GASNet forbids polling.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Polling {
-    Allowed,
-    Forbidden,
-}
-
-/// Before an operation to `rank`: waits the emulated delay if `rank` is on
-/// another host and a delay is set (one relaxed load otherwise). The
-/// thread polls meanwhile where it may, as it would while waiting for a
-/// real network: a rank that stopped serving for the delay would stall its
-/// peers (over udp, a round trip that follows a silent spell costs about
-/// twice the spell more).
+/// Before a blocking operation or an Active Message request to `rank`:
+/// waits the emulated delay if `rank` is on another host and a delay is set
+/// (one relaxed load otherwise). The thread polls meanwhile, as it would
+/// while waiting for a real network: a rank that stopped serving for the
+/// delay would stall its peers (over udp, a round trip that follows a
+/// silent spell costs about twice the spell more). Replies are not
+/// delayed: a request-reply round trip pays the delay once, like a get,
+/// and like GASNet's own Active-Message atomics behind `native`.
 #[inline(always)]
-pub(crate) fn before_op_to(rank: u32, polling: Polling) {
+pub(crate) fn before_op_to(rank: u32) {
     let ns = CROSS_HOST_DELAY_NS.load(Ordering::Relaxed);
     if ns != 0 {
-        delay_if_remote(rank, ns, polling);
+        delay_if_remote(rank, ns);
+    }
+}
+
+thread_local! {
+    /// This thread has paid the delay for its current batch of
+    /// non-blocking operations (since its last `wait_nbi`).
+    static NBI_PAID: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Before a non-blocking get or put to `rank`: the delay once per batch
+/// (the operations between two `wait_nbi`s overlap on a real network, so
+/// their latency is paid once, by the first that crosses hosts).
+#[inline(always)]
+pub(crate) fn before_nbi_op_to(rank: u32) {
+    let ns = CROSS_HOST_DELAY_NS.load(Ordering::Relaxed);
+    if ns != 0 && !NBI_PAID.with(Cell::get) && delay_if_remote(rank, ns) {
+        NBI_PAID.with(|p| p.set(true));
+    }
+}
+
+/// `wait_nbi`: the next non-blocking operation starts a new batch.
+#[inline(always)]
+pub(crate) fn nbi_epoch_ends() {
+    if CROSS_HOST_DELAY_NS.load(Ordering::Relaxed) != 0 {
+        NBI_PAID.with(|p| p.set(false));
     }
 }
 
 /// The end of a delay during which the thread no longer polls.
 const POLL_MARGIN: Duration = Duration::from_micros(5);
 
+/// Waits the delay if `rank` is on another host; whether it did.
 #[cold]
 #[inline(never)]
-fn delay_if_remote(rank: u32, ns: u64, polling: Polling) {
-    let Some(hosts) = HOSTS.get() else { return };
+fn delay_if_remote(rank: u32, ns: u64) -> bool {
+    let Some(hosts) = HOSTS.get() else { return false };
     if hosts.is_local(rank) {
-        return;
+        return false;
     }
     DELAYED_OPS.fetch_add(1, Ordering::Relaxed);
     let start = Instant::now();
@@ -180,12 +223,16 @@ fn delay_if_remote(rank: u32, ns: u64, polling: Polling) {
         }
         // A poll costs up to a few µs (over udp a recvfrom): none in the
         // last POLL_MARGIN, so that the delay ends on time.
-        if polling == Polling::Allowed && wait - elapsed > POLL_MARGIN {
-            // SAFETY: init succeeded (the map exists); not in a handler.
+        if wait - elapsed > POLL_MARGIN {
+            // SAFETY: init succeeded (the map exists). Every caller issues
+            // a request, a blocking operation or a non-blocking one, none
+            // of which a handler may do, so this is not a handler either;
+            // GASNet may poll inside those calls itself.
             unsafe { raw::uat_poll() };
         }
         std::hint::spin_loop();
     }
+    true
 }
 
 #[cfg(test)]

@@ -140,11 +140,69 @@ impl Run {
         }
     }
 
+    /// The job's number of hosts (`cargo uat run --hosts`): the JSON line's
+    /// `hosts`, else 1 — lines from before hosts were recorded all ran on
+    /// one (a run that printed no line cannot say, and counts as one too).
+    pub fn hosts(&self) -> u32 {
+        self.output
+            .as_ref()
+            .and_then(|o| o.get("hosts"))
+            .and_then(Value::as_u64)
+            .and_then(|h| u32::try_from(h).ok())
+            .filter(|&h| h >= 1)
+            .unwrap_or(1)
+    }
+
+    /// Each rank's host, in rank order, from the line's `rank_hosts`
+    /// (`0 0 1 1`: space-separated, so that a CSV cell needs no quotes);
+    /// empty where the line has none or it is not a list of host numbers.
+    pub fn rank_hosts(&self) -> String {
+        let Some(list) = self
+            .output
+            .as_ref()
+            .and_then(|o| o.get("rank_hosts"))
+            .and_then(Value::as_array)
+        else {
+            return String::new();
+        };
+        let hosts: Option<Vec<String>> = list.iter().map(|h| h.as_u64().map(|h| h.to_string())).collect();
+        hosts.map(|h| h.join(" ")).unwrap_or_default()
+    }
+
+    /// "4 ranks", or "4 ranks on 2 hosts" when the job had several.
+    pub fn shape(&self) -> String {
+        shape(self.ranks, self.hosts())
+    }
+
+    /// A steal count by host (`steals_within_host`, `steals_across_hosts`)
+    /// for a table: None on one host, where every steal is within it and
+    /// the split says nothing.
+    pub fn steals_by_host(&self) -> Option<(f64, f64)> {
+        if self.hosts() < 2 {
+            return None;
+        }
+        Some((
+            self.num(&["stats", "steals_within_host"])?,
+            self.num(&["stats", "steals_across_hosts"])?,
+        ))
+    }
+
     /// The mode, marked "paper" when it ran with the paper's mechanisms (a
     /// micro-benchmark's row).
     pub fn label(&self) -> String {
         with_mechanisms(self.mode.clone(), &self.mechanisms)
     }
+}
+
+/// A job's shape as the report's tables name it: "1 rank", "4 ranks", or
+/// "4 ranks on 2 hosts" — one host goes unsaid, as every run before hosts
+/// were recorded had one.
+pub fn shape(ranks: u32, hosts: u32) -> String {
+    let mut s = format!("{ranks} rank{}", if ranks == 1 { "" } else { "s" });
+    if hosts > 1 {
+        s.push_str(&format!(" on {hosts} hosts"));
+    }
+    s
 }
 
 pub fn config_name(mode: &str, empty_check: &str) -> String {
@@ -327,6 +385,30 @@ mod tests {
         assert_eq!(r.workload(), "btc --join");
         r.args = "--rayon 1".into();
         assert_eq!(r.peer().as_deref(), Some("rayon, 1 thread"));
+    }
+
+    #[test]
+    fn hosts_come_from_the_line_and_default_to_one() {
+        let mut r = run(Status::Ok, Some(1.0));
+        r.ranks = 4;
+        assert_eq!(
+            (r.hosts(), r.rank_hosts(), r.shape()),
+            (1, String::new(), "4 ranks".into())
+        );
+        assert_eq!(r.steals_by_host(), None);
+        r.output = Some(serde_json::json!({"hosts": 2, "rank_hosts": [0, 0, 1, 1],
+            "stats": {"steals_within_host": 5, "steals_across_hosts": 3}}));
+        assert_eq!(
+            (r.hosts(), r.rank_hosts(), r.shape()),
+            (2, "0 0 1 1".into(), "4 ranks on 2 hosts".into())
+        );
+        assert_eq!(r.steals_by_host(), Some((5.0, 3.0)));
+        // Nonsense is not a host count or a host list.
+        r.output = Some(serde_json::json!({"hosts": 0, "rank_hosts": [0, "1"]}));
+        assert_eq!((r.hosts(), r.rank_hosts()), (1, String::new()));
+        r.output = Some(serde_json::json!({"hosts": "2", "rank_hosts": 7}));
+        assert_eq!((r.hosts(), r.rank_hosts()), (1, String::new()));
+        assert_eq!(shape(1, 1), "1 rank");
     }
 
     #[test]

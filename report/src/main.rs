@@ -50,7 +50,8 @@ sections); --meta sets what the report says of the machine (host, cpu,
 cores, date, commit).
 With timeline, draws the trace in TRACE_DIR (a job run with `cargo uat run
 --trace TRACE_DIR` or UAT_TRACE=TRACE_DIR: its rank-R.uatrace files) as a
-PNG: one lane per rank, time across in ms from the first event, each
+PNG: one lane per rank (`rank R (host H)` when the job had several
+hosts), time across in ms from the first event, each
 rank's state coloured (task, steal attempt, quiescent on lifelines; polls
 and global memory's fetches and write-backs as a band inside; threads
 suspended in joins as a strip under the lane), steals as black lines from
@@ -220,9 +221,14 @@ mod tests {
         .to_string()
     }
 
-    #[test]
-    fn a_results_directory_becomes_a_report() {
-        let dir = std::env::temp_dir().join(format!("uat-report-test-{}", std::process::id()));
+    /// One run of a fixture: experiment, bench, mode, empty check, ranks,
+    /// the benchmark's JSON line (None: it printed none), status.
+    type Fixture<'a> = (&'a str, &'a str, &'a str, &'a str, u32, Option<String>, &'a str);
+
+    /// A results directory `name` in the temporary directory, holding
+    /// `runs` (ids 001, 002, ...; every run's stderr says "rank 1: boom").
+    fn results_dir(name: &str, runs: &[Fixture<'_>]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("uat-report-test-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
         fs::create_dir_all(dir.join("logs")).unwrap();
         fs::write(
@@ -232,31 +238,13 @@ mod tests {
         )
         .unwrap();
         let mut records = String::new();
-        let runs = [
-            (
-                "native",
-                "on",
-                1,
-                Some(bench_line("btc", "native", 1, 2.0, 0, 0.0)),
-                "ok",
-            ),
-            (
-                "native",
-                "on",
-                2,
-                Some(bench_line("btc", "native", 2, 1.25, 7, 0.0)),
-                "ok",
-            ),
-            ("am", "on", 1, Some(bench_line("btc", "am", 1, 4.0, 0, 1.0)), "ok"),
-            ("am", "on", 2, None, "failed"),
-        ];
-        for (i, (mode, ec, ranks, line, status)) in runs.iter().enumerate() {
+        for (i, (experiment, bench, mode, ec, ranks, line, status)) in runs.iter().enumerate() {
             let id = format!("{:03}", i + 1);
             fs::write(dir.join(format!("logs/{id}.out")), line.clone().unwrap_or_default()).unwrap();
             fs::write(dir.join(format!("logs/{id}.err")), "rank 1: boom\n").unwrap();
             records.push_str(
                 &serde_json::json!({
-                    "id": id, "experiment": "scaling", "bench": "btc", "mode": mode, "empty_check": ec,
+                    "id": id, "experiment": experiment, "bench": bench, "mode": mode, "empty_check": ec,
                     "ranks": ranks, "args": "--depth 20", "oversubscribed": false,
                     "exit": if *status == "ok" { 0 } else { 101 }, "status": status, "wall_s": 1.0,
                     "output": format!("logs/{id}.out"), "stderr": format!("logs/{id}.err")
@@ -266,7 +254,21 @@ mod tests {
             records.push('\n');
         }
         fs::write(dir.join("runs.jsonl"), records).unwrap();
+        dir
+    }
 
+    #[test]
+    fn a_results_directory_becomes_a_report() {
+        let scaling = |mode, ranks, line, status| ("scaling", "btc", mode, "on", ranks, line, status);
+        let dir = results_dir(
+            "report",
+            &[
+                scaling("native", 1, Some(bench_line("btc", "native", 1, 2.0, 0, 0.0)), "ok"),
+                scaling("native", 2, Some(bench_line("btc", "native", 2, 1.25, 7, 0.0)), "ok"),
+                scaling("am", 1, Some(bench_line("btc", "am", 1, 4.0, 0, 1.0)), "ok"),
+                scaling("am", 2, None, "failed"),
+            ],
+        );
         let made = generate(&dir).unwrap();
         let md = fs::read_to_string(dir.join("report.md")).unwrap();
         // 2.0 s on one rank, 1.25 s on two: speed-up 1.6, efficiency 80%.
@@ -294,6 +296,141 @@ mod tests {
         } else {
             assert!(md.contains("no font"), "{md}");
         }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A native BTC line on `hosts` hosts (ranks in blocks), its steals
+    /// split by host.
+    fn hosts_line(ranks: u32, hosts: u32, time_s: f64, within: u64, across: u64) -> String {
+        let line = bench_line("btc", "native", ranks, time_s, within + across, 0.0);
+        let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
+        v["hosts"] = hosts.into();
+        v["rank_hosts"] = (0..ranks).map(|r| r * hosts / ranks).collect::<Vec<_>>().into();
+        v["stats"]["steals_within_host"] = within.into();
+        v["stats"]["steals_across_hosts"] = across.into();
+        v.to_string()
+    }
+
+    /// A CSV's rows as maps from its header's names.
+    fn csv_rows(text: &str) -> Vec<std::collections::HashMap<String, String>> {
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        lines
+            .map(|l| {
+                // The fixtures' cells hold no commas: no quoting to undo.
+                let cells = l.split(',').map(str::to_string);
+                header.iter().map(|h| h.to_string()).zip(cells).collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn runs_on_several_hosts_say_so_and_older_lines_count_one() {
+        let latency = serde_json::json!({
+            "bench": "micro latency", "conduit": "udp", "fad": "native", "ranks": 4, "hosts": 2,
+            "rank_hosts": [0, 0, 1, 1], "net_delay_us": 100.0, "oversubscribed": false, "verified": true,
+            "latency_us": {"get": 14.0, "put": 14.5, "get_with_poller": 15.0, "put_with_poller": 15.5,
+                           "fadd": 30.0},
+            "latency_by_host_us": {"near": 1, "far": 2, "get_within_host": 0.021, "get_across_hosts": 114.2,
+                                   "get_across_hosts_no_delay": 14.0, "delay_added": 100.2,
+                                   "delayed_ops": 2200, "delayed_ops_expected": 2200}
+        });
+        // micro latency from before hosts: no latency_by_host_us.
+        let old_latency = serde_json::json!({
+            "bench": "micro latency", "conduit": "smp", "fad": "am", "ranks": 2, "verified": true,
+            "latency_us": {"get": 0.5, "put": 0.5, "get_with_poller": 0.5, "put_with_poller": 0.5, "fadd": 1.0}
+        });
+        let btc = |ranks, line, status| ("scaling", "btc", "native", "na", ranks, line, status);
+        let dir = results_dir(
+            "hosts",
+            &[
+                // An older line, without hosts: one host.
+                btc(1, Some(bench_line("btc", "native", 1, 2.0, 0, 0.0)), "ok"),
+                btc(4, Some(hosts_line(4, 2, 1.0, 5, 3)), "ok"),
+                // No line: its hosts are unknown, the column stays "on 2 hosts".
+                btc(4, None, "failed"),
+                (
+                    "latency",
+                    "micro-latency",
+                    "native",
+                    "na",
+                    4,
+                    Some(latency.to_string()),
+                    "ok",
+                ),
+                (
+                    "latency",
+                    "micro-latency",
+                    "am",
+                    "na",
+                    2,
+                    Some(old_latency.to_string()),
+                    "ok",
+                ),
+            ],
+        );
+        let made = generate(&dir).unwrap();
+        let md = fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(md.contains("| configuration | 1 rank | 4 ranks on 2 hosts |"), "{md}");
+        assert!(!md.contains("or 2 hosts"), "{md}");
+        assert!(
+            md.contains("| 4 ranks on 2 hosts: stolen / tried |") && md.contains("| 8 / 16 (3 across hosts) |"),
+            "{md}"
+        );
+        assert!(md.contains("1.00 s @4 on 2 hosts"), "{}", made.stdout);
+        // The failed run has no line: its shape is the driver's rank count.
+        assert!(md.contains("empty check na, 4 ranks: **FAILED**"), "{md}");
+        // Fig. 11's runs on several hosts: within / across / without the
+        // delay / added / set; the one-host run has no row there.
+        assert!(
+            md.contains("| native | 4 ranks on 2 hosts | 0.021 | 114.200 | 14.000 | 100.200 | 100.000 |"),
+            "{md}"
+        );
+        assert!(!md.contains("| am | 2 ranks |"), "{md}");
+
+        let scaling = csv_rows(&fs::read_to_string(dir.join("scaling.csv")).unwrap());
+        let cols = [
+            "hosts",
+            "rank_hosts",
+            "steals_succeeded",
+            "steals_within_host",
+            "steals_across_hosts",
+        ];
+        let row = |i: usize| cols.map(|c| scaling[i][c].as_str());
+        assert_eq!(row(0), ["1", "", "0", "", ""]);
+        assert_eq!(row(1), ["2", "0 0 1 1", "8", "5", "3"]);
+        assert_eq!(row(2), ["1", "", "", "", ""]);
+        let latency = csv_rows(&fs::read_to_string(dir.join("latency.csv")).unwrap());
+        let cols = [
+            "hosts",
+            "get_within_host_us",
+            "get_across_hosts_us",
+            "get_across_hosts_no_delay_us",
+            "delay_added_us",
+            "net_delay_us",
+        ];
+        assert_eq!(
+            cols.map(|c| latency[0][c].as_str()),
+            ["2", "0.021", "114.2", "14", "100.2", "100"]
+        );
+        assert_eq!(cols.map(|c| latency[1][c].as_str()), ["1", "", "", "", "", ""]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_rank_count_run_on_different_hosts_says_so() {
+        let btc = |line| ("scaling", "btc", "native", "na", 2, Some(line), "ok");
+        let dir = results_dir(
+            "mixed-hosts",
+            &[
+                btc(bench_line("btc", "native", 2, 2.0, 1, 0.0)),
+                btc(hosts_line(2, 2, 3.0, 0, 1)),
+            ],
+        );
+        generate(&dir).unwrap();
+        let md = fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(md.contains("| configuration | 2 ranks on 1 or 2 hosts |"), "{md}");
+        assert!(md.contains("median over all of them"), "{md}");
         fs::remove_dir_all(&dir).unwrap();
     }
 

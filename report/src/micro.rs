@@ -20,10 +20,10 @@ fn failures(runs: &[&Run]) -> String {
     let mut s = String::new();
     for r in runs.iter().filter(|r| !r.status.usable()) {
         s.push_str(&format!(
-            "- run {} ({}, {} ranks): **{}**, exit {}: {}\n",
+            "- run {} ({}, {}): **{}**, exit {}: {}\n",
             r.id,
             r.mode,
-            r.ranks,
+            r.shape(),
             r.status.name(),
             r.exit,
             r.stderr_tail
@@ -182,6 +182,12 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "get_with_poller_us",
         "put_with_poller_us",
         "fadd_us",
+        "hosts",
+        "get_within_host_us",
+        "get_across_hosts_us",
+        "get_across_hosts_no_delay_us",
+        "delay_added_us",
+        "net_delay_us",
     ]);
     for r in &runs {
         let v: Vec<Option<f64>> = keys.iter().map(|k| r.num(&["latency_us", k])).collect();
@@ -196,6 +202,9 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
             r.oversubscribed.to_string(),
         ];
         row.extend(v.iter().map(|x| raw(*x)));
+        row.push(r.hosts().to_string());
+        row.extend(BY_HOST.iter().map(|k| raw(r.num(&["latency_by_host_us", k]))));
+        row.push(raw(r.num(&["net_delay_us"])));
         csv.push(row);
     }
     let p = paper::LATENCY_CYCLES.map(|c| c / paper::GHZ / 1000.0);
@@ -264,15 +273,55 @@ pub fn latency(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     };
     let text = format!(
         "`micro latency`, two ranks: blocking 8-byte get and put without and with the polling \
-         threads running, and the remote fetch-and-add of the built mode. {note}\n\n{}\n{}{}",
+         threads running, and the remote fetch-and-add of the built mode. {note}\n\n{}\n{}{}{}",
         md.markdown(),
         img,
+        by_host(&runs, &conduit),
         failures(&runs)
     );
     Some(Section {
         title: "Fig. 11 — get/put latency with and without a polling thread".into(),
         text,
     })
+}
+
+/// `latency_by_host_us`'s gets, in latency.csv's order.
+const BY_HOST: [&str; 4] = [
+    "get_within_host",
+    "get_across_hosts",
+    "get_across_hosts_no_delay",
+    "delay_added",
+];
+
+/// The runs on several hosts (`cargo uat run --hosts`; their line names a
+/// `far` rank): rank 0's get within its host and across hosts, and what
+/// the emulated delay (`UAT_NET_DELAY`) added. Empty when no run had one.
+fn by_host(runs: &[&Run], conduit: &str) -> String {
+    let mut t = Table::new(&[
+        "mode",
+        "job",
+        "get within host (µs)",
+        "get across hosts (µs)",
+        "across, without the delay (µs)",
+        "delay added (µs)",
+        "delay set (µs)",
+    ]);
+    for r in runs.iter().filter(|r| r.num(&["latency_by_host_us", "far"]).is_some()) {
+        let mut row = vec![where_ran(r, conduit), r.shape()];
+        row.extend(BY_HOST.iter().map(|k| fmt(r.num(&["latency_by_host_us", k]), 3)));
+        row.push(fmt(r.num(&["net_delay_us"]), 3));
+        t.push(row);
+    }
+    if t.is_empty() {
+        return String::new();
+    }
+    format!(
+        "\nOn several hosts: rank 0's 8-byte get to the first other rank of its host (`–`: none) and to \
+         the first rank of another host; the emulated network delay (`UAT_NET_DELAY`) holds every \
+         operation that crosses hosts, so the cross-host get is measured in alternating blocks with \
+         and without it, and the difference of the blocks' medians is the delay added.\n\n{}",
+        t.markdown()
+    )
 }
 
 const PHASES: [(&str, &str); 5] = [
@@ -486,7 +535,10 @@ pub fn fad(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         let v = |k: &str| r.num(&["victim_busy_s", k]);
         md.push(vec![
             r.mode.clone(),
-            r.ranks.to_string(),
+            match r.hosts() {
+                1 => r.ranks.to_string(),
+                h => format!("{} on {h} hosts", r.ranks),
+            },
             r.ranks.saturating_sub(1).to_string(),
             fmt(v("alone"), 3),
             fmt(v("hammered"), 3),

@@ -377,6 +377,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "op",
         "system",
         "ranks",
+        "hosts",
         "path",
         "cache",
         "status",
@@ -387,6 +388,8 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
         "fetched_bytes",
         "written_bytes",
         "steals_succeeded",
+        "steals_within_host",
+        "steals_across_hosts",
     ]);
     for r in &all {
         let (op, system, cache) = match kind(r) {
@@ -408,6 +411,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
             op,
             system,
             r.ranks.to_string(),
+            r.hosts().to_string(),
             r.conduit.clone().unwrap_or_default(),
             cache.into(),
             r.status.name().into(),
@@ -418,6 +422,8 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
             raw(r.num(&["fetched_bytes"])),
             raw(r.num(&["written_bytes"])),
             raw(r.num(&["stats", "steals_succeeded"])),
+            raw(r.num(&["stats", "steals_within_host"])),
+            raw(r.num(&["stats", "steals_across_hosts"])),
         ]);
     }
     ctx.csv("patterns", &csv);
@@ -663,12 +669,12 @@ mod tests {
         let csv = std::fs::read_to_string(dir.join("patterns.csv")).unwrap();
         assert!(
             csv.lines()
-                .any(|l| l.starts_with("005,patterns,map-reduce,rayon 2,1,smp,,ok,1024,0.25,")),
+                .any(|l| l.starts_with("005,patterns,map-reduce,rayon 2,1,1,smp,,ok,1024,0.25,")),
             "{csv}"
         );
         assert!(
             csv.lines()
-                .any(|l| l.contains(",uts-mem,,uat,2,udp --real-udp,off,ok,,5,,0,3000,8,")),
+                .any(|l| l.contains(",uts-mem,,uat,2,1,udp --real-udp,off,ok,,5,,0,3000,8,")),
             "{csv}"
         );
         std::fs::remove_dir_all(&dir).unwrap();

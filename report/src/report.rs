@@ -86,14 +86,14 @@ pub fn run_summary(res: &Results) -> String {
     for r in bad {
         let _ = writeln!(
             s,
-            "- run {} — {} {} `{}`, {}, empty check {}, {} ranks: **{}** (exit {}){}",
+            "- run {} — {} {} `{}`, {}, empty check {}, {}: **{}** (exit {}){}",
             r.id,
             r.experiment,
             r.bench,
             r.args,
             r.mode,
             r.empty_check,
-            r.ranks,
+            r.shape(),
             r.status.name(),
             r.exit,
             if r.stderr_tail.is_empty() {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::data::{config_name, median_run, Results, Run};
+use crate::data::{config_name, median_run, shape, Results, Run};
 use crate::paper;
 use crate::plot::{self, BarPanel, Line, LinePanel, PALETTE};
 use crate::section::{Ctx, Section};
@@ -134,6 +134,40 @@ impl<'a> Scaling<'a> {
             .find(|&n| self.median(b, c, n).is_some())
     }
 
+    /// The host counts the runs on `n` ranks had, ascending: one, unless
+    /// a results directory mixes shapes (a cell is keyed by its rank count,
+    /// so its median is then over all of them). Runs that printed no line
+    /// do not say how many hosts they had, so they are not counted.
+    fn hosts_at(&self, n: u32) -> Vec<u32> {
+        let mut hosts: Vec<u32> = self
+            .cells
+            .iter()
+            .filter(|(k, _)| k.2 == n)
+            .flat_map(|(_, runs)| runs.iter().filter(|r| r.output.is_some()).map(|r| r.hosts()))
+            .collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        hosts
+    }
+
+    /// A rank count's column name: "4 ranks", "4 ranks on 2 hosts", or
+    /// "4 ranks on 1 or 2 hosts" where its runs differ.
+    pub fn shape_at(&self, n: u32) -> String {
+        match self.hosts_at(n).as_slice() {
+            [] => shape(n, 1),
+            [h] => shape(n, *h),
+            [first @ .., last] => {
+                let first: Vec<String> = first.iter().map(u32::to_string).collect();
+                format!("{} on {} or {last} hosts", shape(n, 1), first.join(", "))
+            }
+        }
+    }
+
+    /// Whether some rank count's runs ran on different numbers of hosts.
+    fn mixed_hosts(&self) -> bool {
+        self.ranks.iter().any(|&n| self.hosts_at(n).len() > 1)
+    }
+
     /// The serial elision's run of a benchmark in a mode (the median).
     pub fn seq_run(&self, b: &str, mode: &str) -> Option<&'a Run> {
         median_run(self.seq.get(&(b.to_string(), mode.to_string()))?)
@@ -199,6 +233,15 @@ impl<'a> Scaling<'a> {
     }
 }
 
+/// Where a time was measured, after it: `@4`, or `@4 on 2 hosts` when the
+/// run (the cell's median) had several.
+fn at(n: u32, run: Option<&Run>) -> String {
+    match run.map(Run::hosts) {
+        Some(h) if h > 1 => format!("@{n} on {h} hosts"),
+        _ => format!("@{n}"),
+    }
+}
+
 /// (serial time, the run's time, their ratio, the median of the rounds'
 /// ratios) of a `--vs-seq` run: both times paired in one process.
 fn paired_vs_seq(r: &Run) -> Option<[Option<f64>; 4]> {
@@ -222,6 +265,8 @@ pub fn csv(res: &Results, ctx: &mut Ctx) {
         "mode",
         "empty_check",
         "ranks",
+        "hosts",
+        "rank_hosts",
         "oversubscribed",
         "status",
         "exit",
@@ -232,6 +277,8 @@ pub fn csv(res: &Results, ctx: &mut Ctx) {
         "spawns",
         "steals_attempted",
         "steals_succeeded",
+        "steals_within_host",
+        "steals_across_hosts",
         "empty_check_aborts",
         "claim_failures",
         "frame_bytes_stolen",
@@ -254,6 +301,8 @@ pub fn csv(res: &Results, ctx: &mut Ctx) {
             r.mode.clone(),
             r.empty_check.clone(),
             r.ranks.to_string(),
+            r.hosts().to_string(),
+            r.rank_hosts(),
             r.oversubscribed.to_string(),
             r.status.name().into(),
             r.exit.to_string(),
@@ -264,6 +313,8 @@ pub fn csv(res: &Results, ctx: &mut Ctx) {
             st("spawns"),
             st("steals_attempted"),
             st("steals_succeeded"),
+            st("steals_within_host"),
+            st("steals_across_hosts"),
             st("empty_check_aborts"),
             st("claim_failures"),
             st("frame_bytes_stolen"),
@@ -450,13 +501,15 @@ pub fn scaling(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section>
          cores). A cell that failed or computed a wrong answer says so; `–` = not run (an \
          `rdma-emulated` run needs a core for its polling thread).\n\n",
     );
+    if s.mixed_hosts() {
+        text.push_str(
+            "A rank count whose runs ran on different numbers of hosts (`cargo uat run --hosts`) is one \
+             column: its time is the median over all of them.\n\n",
+        );
+    }
     for b in &benches {
         let mut headers = vec!["configuration".to_string()];
-        headers.extend(
-            s.ranks
-                .iter()
-                .map(|n| format!("{n} rank{}", if *n == 1 { "" } else { "s" })),
-        );
+        headers.extend(s.ranks.iter().map(|&n| s.shape_at(n)));
         let mut t = Table::new(&headers);
         for c in &s.configs {
             let mut row = vec![c.clone()];
@@ -483,7 +536,7 @@ pub fn scaling(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section>
     ]);
     let at_max = |b: &str, c: &str| -> String {
         match s.max_ranks(b, c) {
-            Some(n) => format!("{} @{n}", secs(s.time(b, c, n))),
+            Some(n) => format!("{} {}", secs(s.time(b, c, n)), at(n, s.median(b, c, n))),
             None => "–".into(),
         }
     };
@@ -606,18 +659,24 @@ pub fn steals(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section> 
         s.ranks
             .iter()
             .filter(|&&n| n > 1)
-            .map(|n| format!("{n} ranks: stolen / tried")),
+            .map(|&n| format!("{}: stolen / tried", s.shape_at(n))),
     );
     let mut t = Table::new(&headers);
     for b in &benches {
         for c in &s.configs {
             let mut row = vec![bench_title(b).to_string(), c.clone()];
             row.extend(s.ranks.iter().filter(|&&n| n > 1).map(|&n| match s.median(b, c, n) {
-                Some(r) => format!(
-                    "{} / {}",
-                    thousands(r.num(&["stats", "steals_succeeded"]).unwrap_or(0.0) as u64),
-                    thousands(r.num(&["stats", "steals_attempted"]).unwrap_or(0.0) as u64)
-                ),
+                Some(r) => {
+                    let mut cell = format!(
+                        "{} / {}",
+                        thousands(r.num(&["stats", "steals_succeeded"]).unwrap_or(0.0) as u64),
+                        thousands(r.num(&["stats", "steals_attempted"]).unwrap_or(0.0) as u64)
+                    );
+                    if let Some((_, across)) = r.steals_by_host() {
+                        cell.push_str(&format!(" ({} across hosts)", thousands(across as u64)));
+                    }
+                    cell
+                }
                 None => "–".into(),
             }));
             t.push(row);
@@ -663,7 +722,8 @@ pub fn steals(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section> 
         title: "Fig. 15 — successful steals".into(),
         text: format!(
             "Steals that moved a thread, and steal attempts (empty-check aborts and lock failures \
-             included), summed over ranks, for the median run of each cell.\n\n{}\n{}",
+             included), summed over ranks, for the median run of each cell; on several hosts, how \
+             many of the steals took a thread from another host.\n\n{}\n{}",
             t.markdown(),
             img
         ),
@@ -788,7 +848,7 @@ pub fn summary(res: &Results, s: &Scaling<'_>) -> Table {
                 c.clone(),
                 secs(s.time(b, c, 1)),
                 match (n, r.and_then(Run::time_s)) {
-                    (Some(n), Some(tm)) => format!("{} @{n}{}", secs(Some(tm)), if over { " †" } else { "" }),
+                    (Some(n), Some(tm)) => format!("{} {}{}", secs(Some(tm)), at(n, r), if over { " †" } else { "" }),
                     _ => "–".into(),
                 },
                 si(r.and_then(|r| r.num(&["throughput"]))) + " " + unit(b),

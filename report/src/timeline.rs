@@ -107,6 +107,8 @@ pub struct Drawn {
     pub program: String,
     /// The job's ranks.
     pub ranks: u32,
+    /// The job's hosts (`cargo uat run --hosts`).
+    pub hosts: u32,
     /// Ranks of the job that left no file.
     pub missing: Vec<u32>,
     /// From the first event to the last, in ms.
@@ -156,6 +158,7 @@ fn drawn(trace: &Trace, timeline: &Timeline) -> Drawn {
     Drawn {
         program: trace.program().to_string(),
         ranks: trace.job_ranks(),
+        hosts: trace.job_hosts(),
         missing: trace.missing.clone(),
         length_ms: timeline.length_ns / 1e6,
         records: trace.ranks.iter().map(|r| r.records.len() as u64).sum(),
@@ -269,6 +272,19 @@ fn lane_columns(events: &[uat_trace::Event], columns: usize, column_ns: f64) -> 
         .collect()
 }
 
+/// A lane's name: `rank R`, or `rank R (host H)` when the job had several
+/// hosts (the name of its track in trace.json too); `(no file)` for a rank
+/// that left none, whose host is unknown.
+fn lane_name(trace: &Trace, rank: u32) -> String {
+    if trace.job_hosts() > 1 {
+        return uat_trace::chrome::track_name(trace, rank);
+    }
+    match trace.rank(rank) {
+        Some(_) => format!("rank {rank}"),
+        None => format!("rank {rank} (no file)"),
+    }
+}
+
 /// The title's second line: records, flows and what is missing.
 fn details(trace: &Trace, timeline: &Timeline) -> String {
     let records: usize = trace.ranks.iter().map(|r| r.records.len()).sum();
@@ -305,9 +321,9 @@ pub fn draw_trace(trace: &Trace, timeline: &Timeline, out: &Path) -> PlotResult 
     let length_ms = timeline.length_ns / 1e6;
     header.draw(&Text::new(
         format!(
-            "Timeline: {} on {ranks} rank{}, {} ms",
+            "Timeline: {} on {}, {} ms",
             trace.program(),
-            if ranks == 1 { "" } else { "s" },
+            crate::data::shape(ranks, trace.job_hosts()),
             plot::short(length_ms)
         ),
         (16, 8),
@@ -324,7 +340,8 @@ pub fn draw_trace(trace: &Trace, timeline: &Timeline, out: &Path) -> PlotResult 
         .margin_right(24)
         .margin_top(4)
         .x_label_area_size(44)
-        .y_label_area_size(110)
+        // Room for the lanes' names: "rank 15 (host 3)" is longer.
+        .y_label_area_size(if trace.job_hosts() > 1 { 150 } else { 110 })
         .build_cartesian_2d(0.0..x_max, 0.0..n)?;
     chart
         .configure_mesh()
@@ -342,12 +359,7 @@ pub fn draw_trace(trace: &Trace, timeline: &Timeline, out: &Path) -> PlotResult 
     let name_style = TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Right, VPos::Center));
     for rank in (0..ranks).step_by(every as usize) {
         let (x, y) = chart.backend_coord(&(0.0, base(rank) + 0.5));
-        let name = if trace.rank(rank).is_some() {
-            format!("rank {rank}")
-        } else {
-            format!("rank {rank} (no file)")
-        };
-        root.draw(&Text::new(name, (x - 8, y), name_style.clone()))?;
+        root.draw(&Text::new(lane_name(trace, rank), (x - 8, y), name_style.clone()))?;
     }
     // Lane separators.
     chart.draw_series((1..ranks).map(|r| {
@@ -489,11 +501,11 @@ pub fn section(res: &crate::data::Results, ctx: &mut Ctx) -> Option<Section> {
     let title = "Timeline — one traced UTS run (issue 34; beside Figs. 13 and 16)".to_string();
     let what = match run {
         Some(r) => format!(
-            "Run {} (`uts {}`, {} mode, {} ranks, `--trace`): **{}**. ",
+            "Run {} (`uts {}`, {} mode, {}, `--trace`): **{}**. ",
             r.id,
             r.args,
             r.mode,
-            r.ranks,
+            r.shape(),
             r.status.name()
         ),
         None => String::new(),
@@ -516,7 +528,7 @@ pub fn section(res: &crate::data::Results, ctx: &mut Ctx) -> Option<Section> {
             .map_or(0.0, |s| s.1 * 100.0)
     };
     let text = format!(
-        "{what}What each rank did, on one clock (aligned within {} ns): one lane per rank, time across \
+        "{what}What each rank did, on one clock (aligned within {} ns): one lane per rank{}, time across \
          ({} ms from the first event to the last). The wide band is the rank's state — running a task \
          (green, {:.1}% of ranks × time), trying to steal (orange, {:.2}%; Fig. 13's phases are inside each \
          attempt), asleep on lifelines (grey, {:.1}%); the narrow band over it is time serving other ranks \
@@ -532,6 +544,11 @@ pub fn section(res: &crate::data::Results, ctx: &mut Ctx) -> Option<Section> {
          and `stats.json` (per kind and rank: count, total, mean, max), and each rank's `rank-R.uatrace`; \
          `uat-report timeline trace-uts OUT.png` redraws the plot.\n",
         d.clock_error_ns,
+        if d.hosts > 1 {
+            format!(" (named with its host; {} hosts in all)", d.hosts)
+        } else {
+            String::new()
+        },
         plot::short(d.length_ms),
         share("task"),
         share("steal"),
@@ -563,10 +580,10 @@ pub fn command(args: &[String]) -> Result<String, String> {
     let d = draw(Path::new(dir), Path::new(out))?;
     let (w, h) = size(d.ranks);
     Ok(format!(
-        "uat-report: wrote {out} ({w}×{h}): {} on {} ranks, {} ms, {} records, {} steals, {} remote joins, \
+        "uat-report: wrote {out} ({w}×{h}): {} on {}, {} ms, {} records, {} steals, {} remote joins, \
          clocks within {} ns{}",
         d.program,
-        d.ranks,
+        crate::data::shape(d.ranks, d.hosts),
         plot::short(d.length_ms),
         d.records,
         d.steal_flows,
@@ -591,11 +608,11 @@ mod tests {
         }
     }
 
-    /// A 4-rank job of `tasks` tasks per rank (ticks = ns, rank 3's clock
-    /// 500 ns behind): tasks with polls inside, failed and successful
-    /// steals with their flows, a lifeline sleep, a suspended thread, a
-    /// remote join.
-    fn synthetic(dir: &Path, tasks: u64) {
+    /// A 4-rank job of `tasks` tasks per rank on `hosts` hosts (1, 2 or
+    /// 4; ranks in blocks; ticks = ns, rank 3's clock 500 ns behind): tasks
+    /// with polls inside, failed and successful steals with their flows, a
+    /// lifeline sleep, a suspended thread, a remote join.
+    fn synthetic(dir: &Path, tasks: u64, hosts: u32) {
         for rank in 0..4u32 {
             let mut r = Vec::new();
             let mut t = 1_000 * u64::from(rank);
@@ -627,6 +644,8 @@ mod tests {
                 clock_error_ns: if rank == 0 { 0 } else { 40 },
                 recorded: r.len() as u64,
                 complete: true,
+                host: rank * hosts / 4,
+                hosts,
                 ..RankHeader::default()
             };
             write_rank_file(dir, &header, &r).unwrap();
@@ -646,7 +665,7 @@ mod tests {
             return;
         }
         let dir = temp("small");
-        synthetic(&dir, 200);
+        synthetic(&dir, 200, 1);
         let png = dir.join("timeline.png");
         let d = draw(&dir, &png).unwrap();
         assert_eq!((d.program.as_str(), d.ranks, d.clock_error_ns), ("uts", 4, 40));
@@ -681,7 +700,7 @@ mod tests {
         }
         let dir = temp("large");
         // About 100k records per rank (tasks, steals, polls, flows).
-        synthetic(&dir, 40_000);
+        synthetic(&dir, 40_000, 1);
         let png = dir.join("timeline.png");
         let t = std::time::Instant::now();
         let d = draw(&dir, &png).unwrap();
@@ -689,6 +708,37 @@ mod tests {
         assert!(t.elapsed().as_secs() < 30, "{:?}", t.elapsed());
         assert_eq!(image::open(&png).unwrap().to_rgb8().dimensions(), size(4));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn lanes_are_named_with_their_hosts_on_several() {
+        let dir = temp("hosts");
+        synthetic(&dir, 20, 2);
+        // Rank 2 (host 1) left no file: its host is unknown.
+        std::fs::remove_file(uat_trace::rank_file(&dir, 2)).unwrap();
+        let trace = uat_trace::load(&dir).unwrap();
+        let names: Vec<String> = (0..4).map(|r| lane_name(&trace, r)).collect();
+        assert_eq!(
+            names,
+            [
+                "rank 0 (host 0)",
+                "rank 1 (host 0)",
+                "rank 2 (no file)",
+                "rank 3 (host 1)"
+            ]
+        );
+        if plot::register_fonts().is_ok() {
+            let png = dir.join("timeline.png");
+            let msg = command(&[dir.display().to_string(), png.display().to_string()]).unwrap();
+            assert!(msg.contains("on 4 ranks on 2 hosts"), "{msg}");
+        }
+        // One host: the lanes keep their plain names.
+        let one = temp("one-host");
+        synthetic(&one, 20, 1);
+        let trace = uat_trace::load(&one).unwrap();
+        assert_eq!(lane_name(&trace, 3), "rank 3");
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&one).unwrap();
     }
 
     #[test]

@@ -14,6 +14,11 @@ pub const LAUNCHED_HOSTS_ENV: &str = "UAT_LAUNCHED_HOSTS";
 /// GASNet's variable that bounds a supernode's ranks.
 pub const SUPERNODE_MAXSIZE_ENV: &str = "GASNET_SUPERNODE_MAXSIZE";
 
+/// The most ranks GASNet-EX 2021.3.0 shares memory between by default
+/// (`GASNETI_PSHM_MAX_NODES`, configure's `--with-pshm-max-nodes`): a
+/// larger `GASNET_SUPERNODE_MAXSIZE` is a fatal error inside GASNet.
+pub const PSHM_MAX_RANKS: u32 = 255;
+
 /// The ranks per host (`GASNET_SUPERNODE_MAXSIZE`) that make `ranks` ranks
 /// into `hosts` hosts, or why none does.
 pub fn ranks_per_host(ranks: u32, hosts: u32) -> Result<u32, String> {
@@ -23,13 +28,23 @@ pub fn ranks_per_host(ranks: u32, hosts: u32) -> Result<u32, String> {
         ));
     }
     let size = ranks.div_ceil(hosts);
+    if size > PSHM_MAX_RANKS {
+        return Err(format!(
+            "--hosts {hosts} -n {ranks}: {size} ranks a host; GASNet shares memory between at most \
+             {PSHM_MAX_RANKS} (GASNETI_PSHM_MAX_NODES): use more hosts"
+        ));
+    }
     if ranks.div_ceil(size) == hosts {
         return Ok(size);
     }
-    let valid: Vec<String> = (1..=ranks)
-        .filter(|&h| ranks.div_ceil(ranks.div_ceil(h)) == h)
+    let mut valid: Vec<String> = (1..=ranks)
+        .filter(|&h| ranks.div_ceil(ranks.div_ceil(h)) == h && ranks.div_ceil(h) <= PSHM_MAX_RANKS)
         .map(|h| h.to_string())
+        .take(13)
         .collect();
+    if valid.len() == 13 {
+        valid[12] = "...".into();
+    }
     Err(format!(
         "--hosts {hosts} -n {ranks}: GASNet makes hosts of consecutive ranks, ⌈{ranks}/{hosts}⌉ = {size} each, \
          which gives {} hosts, not {hosts}; with {ranks} ranks choose --hosts from {}",
@@ -52,6 +67,8 @@ mod tests {
         let e = ranks_per_host(6, 4).unwrap_err();
         assert!(e.contains("gives 3 hosts") && e.contains("1, 2, 3, 6"), "{e}");
         assert!(ranks_per_host(2, 3).is_err());
+        assert!(ranks_per_host(300, 1).unwrap_err().contains("at most 255"));
+        assert_eq!(ranks_per_host(300, 2), Ok(150));
         assert!(ranks_per_host(2, 0).is_err());
     }
 }

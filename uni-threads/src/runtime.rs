@@ -196,7 +196,13 @@ impl Runtime {
             deque,
             cells,
             attention,
-            victims: crate::victim::Victims::new(config.victims, seed, rank, gasnet.hosts().table()),
+            victims: crate::victim::Victims::new(
+                config.victims,
+                seed,
+                rank,
+                gasnet.hosts().table(),
+                config.lifelines.then_some(config.lifeline_attempts),
+            ),
             lifelines: crate::lifeline::Lifelines::new(
                 config.lifelines,
                 config.lifeline_attempts,
@@ -292,6 +298,7 @@ impl Runtime {
             .process_cpu_ns_at_start
             .set(cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID));
         w.lifelines.reset();
+        w.victims.reset();
         w.workspan.reset();
         w.layer.acquire(Here::of(w), Acquire::RunStart);
         let cell = if w.rank == 0 {

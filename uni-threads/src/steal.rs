@@ -30,7 +30,10 @@ pub(crate) fn try_steal() -> Option<Entry> {
         Some(_) => w.lifelines.stole(),
         None => {
             if w.lifelines.failed_attempt() {
-                return w.lifelines.quiesce(w);
+                let entry = w.lifelines.quiesce(w);
+                // Woken, or it stole on its way to sleep: a new search.
+                w.victims.reset();
+                return entry;
             }
         }
     }

@@ -8,10 +8,14 @@
 //!   ranks that share memory, where a steal is a few loads and a copy,
 //!   while a steal from another host crosses the network. A thief probes
 //!   the other ranks of its own host at random; in a run of failures, every
-//!   `k + 1`-th attempt (`k`: the host's other ranks, so about every local
-//!   rank is probed once in between) goes to a rank of another host, also
-//!   at random. A success starts the count again. With one rank per host
-//!   every attempt crosses hosts; with one host it is `random`.
+//!   `p`-th attempt goes to a rank of another host, also at random, where
+//!   `p = min(k + 1, W)`: `k` is the host's other ranks (so about every
+//!   local rank is probed once in between) and `W` the failures after
+//!   which lifelines put the thief to sleep (`UAT_LIFELINE_W`; so that a
+//!   thief on a large host still tries another host before it sleeps). A
+//!   success, a run's start and waking from quiescence start the count
+//!   again. With one rank per host every attempt crosses hosts; with one
+//!   host it is `random`.
 //!
 //! Lifelines come first in either policy: a rank woken through one steals
 //! from its waker ([`crate::steal::try_steal`]).
@@ -33,13 +37,17 @@ pub(crate) struct Victims {
     local: Vec<u32>,
     /// The ranks of other hosts (host-first).
     remote: Vec<u32>,
+    /// Every this many attempts in a run of failures, one crosses hosts
+    /// (host-first).
+    period: u32,
     /// Attempts failed in a row (host-first).
     failures: Cell<u32>,
 }
 
 impl Victims {
-    /// `host_of[r]`: rank `r`'s host.
-    pub(crate) fn new(policy: VictimPolicy, seed: u64, me: u32, host_of: &[u32]) -> Victims {
+    /// `host_of[r]`: rank `r`'s host; `sleep_after`: the failed attempts
+    /// after which lifelines put a thief to sleep (None: lifelines off).
+    pub(crate) fn new(policy: VictimPolicy, seed: u64, me: u32, host_of: &[u32], sleep_after: Option<u32>) -> Victims {
         let mixed = seed ^ (me as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let ranks = host_of.len() as u32;
         let (mut local, mut remote) = (Vec::new(), Vec::new());
@@ -52,6 +60,9 @@ impl Victims {
                 }
             }
         }
+        // At least every other attempt once lifelines would stop a thief
+        // after one failure, so that the own host is still tried first.
+        let period = (local.len() as u32 + 1).min(sleep_after.map_or(u32::MAX, |w| w.max(2)));
         Victims {
             rng: RefCell::new(SmallRng::seed_from_u64(mixed)),
             policy,
@@ -59,6 +70,7 @@ impl Victims {
             ranks,
             local,
             remote,
+            period,
             failures: Cell::new(0),
         }
     }
@@ -68,9 +80,8 @@ impl Victims {
         match self.policy {
             VictimPolicy::Random => self.any_other(),
             VictimPolicy::HostFirst => {
-                let k = self.local.len() as u32;
                 let cross = self.local.is_empty()
-                    || (!self.remote.is_empty() && (self.failures.get() + 1).is_multiple_of(k + 1));
+                    || (!self.remote.is_empty() && (self.failures.get() + 1).is_multiple_of(self.period));
                 let list = if cross { &self.remote } else { &self.local };
                 list[self.rng.borrow_mut().random_range(0..list.len())]
             }
@@ -85,6 +96,13 @@ impl Victims {
         } else {
             self.failures.get().saturating_add(1)
         });
+    }
+
+    /// Starts the count of failures again (a run's start; woken from
+    /// quiescence).
+    #[inline]
+    pub(crate) fn reset(&self) {
+        self.failures.set(0);
     }
 
     fn any_other(&self) -> u32 {
@@ -102,7 +120,7 @@ mod tests {
     use super::*;
 
     fn random(seed: u64, me: u32, ranks: u32) -> Victims {
-        Victims::new(VictimPolicy::Random, seed, me, &vec![0; ranks as usize])
+        Victims::new(VictimPolicy::Random, seed, me, &vec![0; ranks as usize], Some(8))
     }
 
     #[test]
@@ -140,7 +158,7 @@ mod tests {
     #[test]
     fn host_first_probes_k_local_ranks_then_one_remote() {
         let hosts = [0, 0, 0, 1, 1, 1, 2, 2];
-        let v = Victims::new(VictimPolicy::HostFirst, 3, 1, &hosts);
+        let v = Victims::new(VictimPolicy::HostFirst, 3, 1, &hosts, Some(8));
         let mut seen = [0u32; 8];
         for i in 0..3000u32 {
             let r = v.pick();
@@ -158,16 +176,33 @@ mod tests {
     #[test]
     fn host_first_degenerates_to_one_side_where_the_other_is_empty() {
         // One rank per host: always another host.
-        let v = Victims::new(VictimPolicy::HostFirst, 1, 0, &[0, 1, 2]);
+        let v = Victims::new(VictimPolicy::HostFirst, 1, 0, &[0, 1, 2], None);
         for _ in 0..100 {
             assert_ne!(v.pick(), 0);
             v.outcome(false);
         }
         // One host: always a local rank, never self.
-        let v = Victims::new(VictimPolicy::HostFirst, 1, 2, &[0, 0, 0, 0]);
+        let v = Victims::new(VictimPolicy::HostFirst, 1, 2, &[0, 0, 0, 0], None);
         for _ in 0..100 {
             assert_ne!(v.pick(), 2);
             v.outcome(false);
         }
+    }
+
+    /// A host of 12 ranks with lifelines sleeping after 4 failures: every
+    /// 4th attempt crosses hosts (not every 12th), and a reset starts the
+    /// count again.
+    #[test]
+    fn host_first_crosses_before_lifelines_would_sleep() {
+        let mut hosts = vec![0u32; 12];
+        hosts.extend([1, 1]);
+        let v = Victims::new(VictimPolicy::HostFirst, 5, 0, &hosts, Some(4));
+        for i in 0..40u32 {
+            let remote = hosts[v.pick() as usize] != 0;
+            assert_eq!(remote, i % 4 == 3, "pick {i}");
+            v.outcome(false);
+        }
+        v.reset();
+        assert_eq!(hosts[v.pick() as usize], 0, "after a reset the own host comes first");
     }
 }
