@@ -52,6 +52,8 @@ macro_rules! number_args {
                 clap::Command::new(name).arg(
                     clap::Arg::new("N")
                         .required(true)
+                        // `-- -21` is the number -21, not an option.
+                        .allow_negative_numbers(true)
                         .value_parser(clap::value_parser!($t))
                         .help(concat!("The root task's argument (", stringify!($t), ")")),
                 )
@@ -227,4 +229,25 @@ fn program_name() -> &'static str {
         })
         .unwrap_or_else(|| "program".into());
     Box::leak(name.into_boxed_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse<T: Args>(args: &[&str]) -> Result<T, clap::Error> {
+        let mut m = T::command("prog").try_get_matches_from(std::iter::once("prog").chain(args.iter().copied()))?;
+        T::from_matches(&mut m)
+    }
+
+    #[test]
+    fn negative_and_fractional_root_arguments_are_numbers() {
+        assert_eq!(parse::<i64>(&["-21"]).unwrap(), -21);
+        assert_eq!(parse::<f64>(&["-0.5"]).unwrap(), -0.5);
+        assert_eq!(parse::<f64>(&["2.25"]).unwrap(), 2.25);
+        assert_eq!(parse::<u64>(&["21"]).unwrap(), 21);
+        // An unsigned argument refuses a negative one as a value, clearly.
+        let e = parse::<u64>(&["-21"]).unwrap_err().to_string();
+        assert!(e.contains("-21"), "{e}");
+    }
 }

@@ -61,24 +61,19 @@ pub fn load(dir: &Path) -> Result<Trace, String> {
     }
     ranks.sort_by_key(|r| r.header.rank);
     let first = &ranks[0];
+    // Every file of one job counts the same ranks and hosts.
+    let counts: [(&str, fn(&RankHeader) -> u32); 2] = [("ranks", |h| h.ranks), ("hosts", |h| h.hosts)];
     for r in &ranks[1..] {
-        if r.header.ranks != first.header.ranks {
-            return Err(format!(
-                "{}: the header counts {} ranks, but {} counts {}",
-                r.path.display(),
-                r.header.ranks,
-                first.path.display(),
-                first.header.ranks
-            ));
-        }
-        if r.header.hosts != first.header.hosts {
-            return Err(format!(
-                "{}: the header counts {} hosts, but {} counts {}",
-                r.path.display(),
-                r.header.hosts,
-                first.path.display(),
-                first.header.hosts
-            ));
+        for (what, count) in counts {
+            if count(&r.header) != count(&first.header) {
+                return Err(format!(
+                    "{}: the header counts {} {what}, but {} counts {}",
+                    r.path.display(),
+                    count(&r.header),
+                    first.path.display(),
+                    count(&first.header)
+                ));
+            }
         }
     }
     let mut present = ranks.iter().map(|r| r.header.rank).peekable();
