@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use crate::file::{read_rank_file, RankHeader};
 use crate::record::{peer_ticks, Kind, Record, Shape};
 
+/// A count every rank file of a job must agree on, read from its header.
+type HeaderCount = fn(&RankHeader) -> u32;
+
 /// One rank's file: its header and its records, as read.
 #[derive(Clone, Debug)]
 pub struct RankTrace {
@@ -62,7 +65,7 @@ pub fn load(dir: &Path) -> Result<Trace, String> {
     ranks.sort_by_key(|r| r.header.rank);
     let first = &ranks[0];
     // Every file of one job counts the same ranks and hosts.
-    let counts: [(&str, fn(&RankHeader) -> u32); 2] = [("ranks", |h| h.ranks), ("hosts", |h| h.hosts)];
+    let counts: [(&str, HeaderCount); 2] = [("ranks", |h| h.ranks), ("hosts", |h| h.hosts)];
     for r in &ranks[1..] {
         for (what, count) in counts {
             if count(&r.header) != count(&first.header) {
