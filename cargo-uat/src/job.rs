@@ -203,6 +203,9 @@ fn passed_variables(spec: &JobSpec) -> Vec<String> {
     let mut vars: Vec<String> = std::env::vars_os()
         .filter_map(|(k, _)| k.into_string().ok())
         .filter(|k| k.starts_with("GASNET_") || k.starts_with("UAT_"))
+        // Only this launch says how many hosts it asked for (run removes
+        // a value inherited from the shell).
+        .filter(|k| k != uat_rules::hosts::LAUNCHED_HOSTS_ENV)
         .collect();
     for (k, _) in environment(spec) {
         if !vars.iter().any(|v| v == k) {
@@ -269,7 +272,11 @@ pub fn run(spec: &JobSpec) -> Result<Ending, String> {
     }
     let line = command_line(spec)?;
     let mut cmd = Command::new(&line[0]);
-    cmd.args(&line[1..]).envs(environment(spec));
+    // A UAT_LAUNCHED_HOSTS left in the shell would make GASNet's init check
+    // hosts this launch did not ask for: only `environment` sets it.
+    cmd.args(&line[1..])
+        .env_remove(uat_rules::hosts::LAUNCHED_HOSTS_ENV)
+        .envs(environment(spec));
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     // SAFETY: installs a handler that only stores into an atomic.
     unsafe {

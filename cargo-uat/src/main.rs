@@ -229,6 +229,13 @@ fn check_run(a: &RunArgs) -> Result<(), String> {
     if a.real_udp && a.variant.conduit != Conduit::Udp {
         return Err("--real-udp applies to the udp conduit only".into());
     }
+    if a.real_udp && a.hosts == Some(1) && a.ranks > 1 {
+        return Err(
+            "--real-udp --hosts 1: one host shares memory between all its ranks, so no UDP would carry \
+                    anything; give --hosts 2 or more"
+                .into(),
+        );
+    }
     if let Some(h) = a.hosts {
         match a.variant.conduit {
             Conduit::Udp | Conduit::Mpi => {

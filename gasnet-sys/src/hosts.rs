@@ -15,8 +15,9 @@
 //! [`Gasnet::set_cross_host_delay`] makes every blocking get and put,
 //! remote atomic and Active Message request this crate issues to another
 //! host first wait that long, polling on the issuing thread; a batch of
-//! non-blocking gets and puts (up to a `wait_nbi`) waits once, before its
-//! first operation to another host, since a network overlaps them. A
+//! non-blocking gets and puts that crossed hosts completes (`wait_nbi`) no
+//! sooner than that long after its first such operation, since a network
+//! overlaps them with each other and with the issuer's work. A
 //! loopback job then sees a cluster's ratio of local to remote cost, the
 //! latency charged to the rank that communicates, once per round trip
 //! (replies are not delayed). Operations inside a host, barriers and other
@@ -178,44 +179,58 @@ pub(crate) fn before_op_to(rank: u32) {
 }
 
 thread_local! {
-    /// This thread has paid the delay for its current batch of
-    /// non-blocking operations (since its last `wait_nbi`).
-    static NBI_PAID: Cell<bool> = const { Cell::new(false) };
+    /// When this thread issued the first non-blocking operation to
+    /// another host since its last `wait_nbi`, if it has.
+    static NBI_CROSSED_AT: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
-/// Before a non-blocking get or put to `rank`: the delay once per batch
-/// (the operations between two `wait_nbi`s overlap on a real network, so
-/// their latency is paid once, by the first that crosses hosts).
+/// A non-blocking get or put to `rank` was issued: notes when the batch
+/// first crossed hosts. The batch pays the delay when it is waited for
+/// ([`before_nbi_wait`]): a network overlaps a batch's operations with each
+/// other and with the issuer's work, and a put nobody waits for costs its
+/// issuer nothing.
 #[inline(always)]
-pub(crate) fn before_nbi_op_to(rank: u32) {
-    let ns = CROSS_HOST_DELAY_NS.load(Ordering::Relaxed);
-    if ns != 0 && !NBI_PAID.with(Cell::get) && delay_if_remote(rank, ns) {
-        NBI_PAID.with(|p| p.set(true));
+pub(crate) fn note_nbi_op_to(rank: u32) {
+    if CROSS_HOST_DELAY_NS.load(Ordering::Relaxed) != 0 && NBI_CROSSED_AT.with(Cell::get).is_none() && is_remote(rank) {
+        NBI_CROSSED_AT.with(|t| t.set(Some(Instant::now())));
     }
 }
 
-/// `wait_nbi`: the next non-blocking operation starts a new batch.
+/// `wait_nbi`: a batch that crossed hosts completes no sooner than the
+/// delay after its first such operation.
 #[inline(always)]
-pub(crate) fn nbi_epoch_ends() {
-    if CROSS_HOST_DELAY_NS.load(Ordering::Relaxed) != 0 {
-        NBI_PAID.with(|p| p.set(false));
+pub(crate) fn before_nbi_wait() {
+    let ns = CROSS_HOST_DELAY_NS.load(Ordering::Relaxed);
+    if ns != 0 {
+        if let Some(start) = NBI_CROSSED_AT.with(Cell::take) {
+            DELAYED_OPS.fetch_add(1, Ordering::Relaxed);
+            wait_until(start, Duration::from_nanos(ns));
+        }
     }
 }
 
 /// The end of a delay during which the thread no longer polls.
 const POLL_MARGIN: Duration = Duration::from_micros(5);
 
-/// Waits the delay if `rank` is on another host; whether it did.
 #[cold]
 #[inline(never)]
-fn delay_if_remote(rank: u32, ns: u64) -> bool {
-    let Some(hosts) = HOSTS.get() else { return false };
-    if hosts.is_local(rank) {
-        return false;
+fn is_remote(rank: u32) -> bool {
+    HOSTS.get().is_some_and(|h| !h.is_local(rank))
+}
+
+/// Waits the delay if `rank` is on another host.
+#[cold]
+#[inline(never)]
+fn delay_if_remote(rank: u32, ns: u64) {
+    if is_remote(rank) {
+        DELAYED_OPS.fetch_add(1, Ordering::Relaxed);
+        wait_until(Instant::now(), Duration::from_nanos(ns));
     }
-    DELAYED_OPS.fetch_add(1, Ordering::Relaxed);
-    let start = Instant::now();
-    let wait = Duration::from_nanos(ns);
+}
+
+/// Spins until `wait` after `start`, polling but in the last
+/// [`POLL_MARGIN`].
+fn wait_until(start: Instant, wait: Duration) {
     loop {
         let elapsed = start.elapsed();
         if elapsed >= wait {
@@ -224,15 +239,15 @@ fn delay_if_remote(rank: u32, ns: u64) -> bool {
         // A poll costs up to a few µs (over udp a recvfrom): none in the
         // last POLL_MARGIN, so that the delay ends on time.
         if wait - elapsed > POLL_MARGIN {
-            // SAFETY: init succeeded (the map exists). Every caller issues
-            // a request, a blocking operation or a non-blocking one, none
-            // of which a handler may do, so this is not a handler either;
-            // GASNet may poll inside those calls itself.
+            // SAFETY: init succeeded (the host map exists). Every caller
+            // issues a request or a blocking operation, or waits for
+            // non-blocking ones, none of which a handler may do, so this
+            // is not a handler either; GASNet may poll inside those calls
+            // itself.
             unsafe { raw::uat_poll() };
         }
         std::hint::spin_loop();
     }
-    true
 }
 
 #[cfg(test)]

@@ -98,7 +98,7 @@ impl Gasnet {
     pub unsafe fn get_nbi(self, dst: *mut u8, rank: u32, src: usize, len: usize) {
         self.check_remote(rank, src, len);
         count(|c| c.nbi_rma += 1);
-        crate::hosts::before_nbi_op_to(rank);
+        crate::hosts::note_nbi_op_to(rank);
         // SAFETY: remote range checked; dst per the caller's contract.
         unsafe { raw::uat_get_nbi(dst as *mut _, rank, src as *mut _, len) }
     }
@@ -112,7 +112,7 @@ impl Gasnet {
     pub unsafe fn put_nbi(self, rank: u32, dst: usize, src: *const u8, len: usize) {
         self.check_remote(rank, dst, len);
         count(|c| c.nbi_rma += 1);
-        crate::hosts::before_nbi_op_to(rank);
+        crate::hosts::note_nbi_op_to(rank);
         // SAFETY: remote range checked; src per the caller's contract.
         unsafe { raw::uat_put_nbi(rank, dst as *mut _, src as *const _, len) }
     }
@@ -120,7 +120,7 @@ impl Gasnet {
     /// Waits for every non-blocking-implicit get and put this thread started
     /// (spinning, or with the thread's [`crate::wait`] patience).
     pub fn wait_nbi(self) {
-        crate::hosts::nbi_epoch_ends();
+        crate::hosts::before_nbi_wait();
         // SAFETY: init succeeded; testing the thread's implicit operations
         // syncs those that completed, as gex_NBI_Wait would.
         crate::wait::until(self, || unsafe { raw::uat_test_nbi() } != 0)

@@ -9,7 +9,7 @@
 //!   while a steal from another host crosses the network. A thief probes
 //!   the other ranks of its own host at random; in a run of failures, every
 //!   `p`-th attempt goes to a rank of another host, also at random, where
-//!   `p = min(k + 1, W)`: `k` is the host's other ranks (so about every
+//!   `p = min(k + 1, max(W, 2))`: `k` is the host's other ranks (so about every
 //!   local rank is probed once in between) and `W` the failures after
 //!   which lifelines put the thief to sleep (`UAT_LIFELINE_W`; so that a
 //!   thief on a large host still tries another host before it sleeps). A

@@ -231,7 +231,7 @@ settings! {
     /// How a thief chooses its victims (`crate::victim`).
     victims: VictimPolicy = VictimPolicy::Random; set VictimPolicy;
     get get_victims; env "UAT_VICTIMS", e.g. "host-first";
-    what "victim choice: any other rank at random, or this host's ranks first (another host's after as many failures in a row as this host has other ranks)";
+    what "victim choice: any other rank at random, or this host's ranks first (another host's every p-th failed attempt in a row, p = min(k + 1, max(W, 2)), k: the host's other ranks, W: UAT_LIFELINE_W)";
     values "random|host-first"; default "random";
     agree true; check |_| Ok(());
 
@@ -241,7 +241,7 @@ settings! {
     /// local to remote cost (`gasnet_sys::Hosts`).
     net_delay: std::time::Duration = std::time::Duration::ZERO; set std::time::Duration;
     get get_net_delay; env "UAT_NET_DELAY", e.g. "2us";
-    what "experiments: emulated network delay before every operation that crosses hosts";
+    what "experiments: emulated network delay on each request and blocking operation that crosses hosts, and on each waited-for non-blocking batch that does (not on replies)";
     values "a duration: 0, 500ns, 2us, 1ms"; default "0 (off)";
     agree true; check |d| if *d > std::time::Duration::from_secs(1) {
         Err("at most 1s (a delay is per operation)".into())
