@@ -39,10 +39,10 @@ pub struct Hosts {
 }
 
 impl Hosts {
-    /// A map from each rank's host index (`host_of[rank]`), for tests and
-    /// models; `me` is this rank. Host indices must be `0..count` with
-    /// every index used.
-    pub fn from_table(host_of: Vec<u32>, me: u32) -> Hosts {
+    /// A map from each rank's host index (`host_of[rank]`); `me` is this
+    /// rank. Host indices must be `0..count` with every index used.
+    #[cfg(test)]
+    fn from_table(host_of: Vec<u32>, me: u32) -> Hosts {
         let count = host_of.iter().copied().max().map_or(0, |m| m + 1);
         let mine = host_of[me as usize];
         Hosts { host_of, count, mine }
