@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use clap::Parser;
+use uat::gasnet::am::ids::{GASNET_CHECK_PING as PING, GASNET_CHECK_PONG as PONG};
 use uat::gasnet::am::{Arg, Handler, Token};
 use uat::gasnet::atomic::{AtomicDomain, Ops, Order};
 use uat::gasnet::Gasnet;
@@ -44,10 +45,6 @@ struct Options {
     #[arg(long, value_name = "RANK")]
     fail_rank: Option<u32>,
 }
-
-// Handler indices (client range 128..=255).
-const PING: u8 = 128;
-const PONG: u8 = 129;
 
 // Segment layout (byte offsets). Words touched by the atomic domain are never
 // accessed any other way.
@@ -110,10 +107,7 @@ fn main() {
     let (me, n) = (g.rank(), g.size());
     let ping_h: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg) = ping;
     let pong_h: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = pong;
-    if let Err(e) = g.register_handlers(&[
-        Handler::request(PING, c"gasnet-check ping", ping_h),
-        Handler::reply(PONG, c"gasnet-check pong", pong_h),
-    ]) {
+    if let Err(e) = g.register_handlers(&[Handler::new(PING, ping_h), Handler::new(PONG, pong_h)]) {
         g.fail(e);
     }
     let segment_bytes = opt.segment_mb << 20;

@@ -27,8 +27,8 @@ pub use gasnet_sys as gasnet;
 pub use uni_threads::testing;
 pub use uni_threads::{
     current_rank, fad_poller, for_each, is_running, join, poll_point, ranks, reduce, rules, spawn, stats, tsc_hz,
-    CacheFault, Config, ConfigError, Field, JoinHandle, Mode, PollerCores, PollerWait, Setting, StartError, Stats,
-    StealProtocol, TraceMode, Unit, VictimPolicy, MODE,
+    Config, ConfigError, Field, JoinHandle, Mode, PollerCores, PollerWait, Setting, StartError, Stats, StealProtocol,
+    TraceMode, Unit, VictimPolicy, MODE,
 };
 
 /// Global memory: slices and atomics every rank reaches, cached across the

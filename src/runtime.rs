@@ -17,6 +17,10 @@ impl Runtime {
     /// points. Collective: every rank calls it once, after GASNet's init,
     /// with the same config.
     ///
+    /// Global memory's settings are read from the environment
+    /// ([`crate::global::Config::from_env`]); [`Runtime::start_with_memory`]
+    /// takes them from the caller.
+    ///
     /// # Safety
     ///
     /// [`uni_threads::Runtime::start`]'s contract: no task keeps a pointer
@@ -26,8 +30,26 @@ impl Runtime {
     /// other may have checked out; `gasnet` is not used for RMA on the
     /// runtime's segments.
     pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
+        let memory = crate::global::Config::from_env().map_err(|e| StartError::Other(e.to_string()))?;
+        // SAFETY: the caller's contract, which is start_with_memory's.
+        unsafe { Runtime::start_with_memory(gasnet, config, memory) }
+    }
+
+    /// [`Runtime::start`] with global memory's settings `memory`.
+    ///
+    /// # Safety
+    ///
+    /// As [`Runtime::start`].
+    pub unsafe fn start_with_memory(
+        gasnet: Gasnet,
+        config: Config,
+        memory: crate::global::Config,
+    ) -> Result<Runtime, StartError> {
+        // One layer per process, for the rest of it (the scheduler keeps a
+        // `&'static` to it; a second start is refused).
+        let layer: &'static crate::global::GlobalMemory = Box::leak(Box::new(crate::global::GlobalMemory::new(memory)));
         // SAFETY: the caller's contract, which is start_with_layer's.
-        unsafe { uni_threads::Runtime::start_with_layer(gasnet, config, &crate::global::LAYER) }.map(Runtime)
+        unsafe { uni_threads::Runtime::start_with_layer(gasnet, config, layer) }.map(Runtime)
     }
 }
 

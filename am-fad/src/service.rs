@@ -15,15 +15,11 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
+use gasnet_sys::am::ids::{FAD_REPLY, FAD_REQUEST, GLOBAL_ATOMIC_REQUEST};
+use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, HandlerId, Token};
 use gasnet_sys::Gasnet;
 
 use crate::refusals::Refusals;
-
-/// Handler index (client range) of a fetch-and-add request.
-pub const FAD_REQUEST: u8 = 200;
-/// Handler index of its reply (the old value, or a refusal).
-pub const FAD_REPLY: u8 = 201;
 
 const REFUSED: u32 = 1;
 
@@ -49,9 +45,9 @@ pub fn handlers() -> [Handler; 3] {
     #[allow(clippy::type_complexity)]
     let global: for<'a> extern "C" fn(Token<'a>, Arg, Arg, Arg, Arg, Arg, Arg, Arg, Arg, Arg) = on_global_request;
     [
-        Handler::request(FAD_REQUEST, c"am-fad request", req),
-        Handler::reply(FAD_REPLY, c"am-fad reply", rep),
-        Handler::request(GLOBAL_ATOMIC_REQUEST, c"am-fad global atomic", global),
+        Handler::new(FAD_REQUEST, req),
+        Handler::new(FAD_REPLY, rep),
+        Handler::new(GLOBAL_ATOMIC_REQUEST, global),
     ]
 }
 
@@ -203,7 +199,7 @@ pub fn fetch_add(gasnet: Gasnet, rank: u32, addr: usize, value: u64) -> Option<u
 /// Sends `handler` the arguments `args` followed by a reply slot's index
 /// and sequence number, and waits (polling) for the FAD_REPLY: the old
 /// value, or None when the target refused.
-fn call<const N: usize>(gasnet: Gasnet, rank: u32, handler: u8, args: [Arg; N]) -> Option<u64> {
+fn call<const N: usize>(gasnet: Gasnet, rank: u32, handler: HandlerId, args: [Arg; N]) -> Option<u64> {
     let (index, slot) = claim_slot(gasnet);
     let seq = slot.seq.load(Ordering::Relaxed).wrapping_add(1);
     slot.target.store(rank, Ordering::Relaxed);
@@ -238,11 +234,6 @@ fn call<const N: usize>(gasnet: Gasnet, rank: u32, handler: u8, args: [Arg; N]) 
     slot.busy.store(false, Ordering::Release);
     result
 }
-
-/// Handler index of GLOBAL_ATOMIC(address, operation, operand, operand,
-/// slot, sequence number): an atomic on a word of the target's global heap,
-/// answered with FAD_REPLY.
-pub const GLOBAL_ATOMIC_REQUEST: u8 = 202;
 
 /// The target's global heap `[lo, hi)` (segment addresses), seen at `local`
 /// here: the only words GLOBAL_ATOMIC requests may target.

@@ -5,13 +5,18 @@
 //! ([`Handler`]) and checked against every request and reply that names it.
 //! Handlers run inside GASNet's polling (any thread that polls or makes a
 //! blocking call), must not block, and may reply at most once through their
-//! [`Token`]. Client handler indices are `128..=255`.
+//! [`Token`]. Client handler indices are `128..=255`, each declared once in
+//! the job's handler table ([`ids`]): a handler registers, and a message
+//! names its handler, through that table's [`HandlerId`]s.
 
-use std::ffi::CStr;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::{raw, Error, Gasnet};
+
+pub mod ids;
+
+pub use ids::{Direction, HandlerId};
 
 /// One AM argument (GASNet's `gex_AM_Arg_t`, a 32-bit integer; identical
 /// ABI for signed and unsigned on x86-64). 64-bit values travel as two.
@@ -34,8 +39,9 @@ impl Token<'_> {
 
     /// Sends the reply to a request (at most once per request handler; never
     /// from a reply handler).
-    pub fn reply(self, handler: u8, args: &[Arg]) {
+    pub fn reply(self, handler: HandlerId, args: &[Arg]) {
         check_args(handler, args.len(), KIND_REPLY);
+        let handler = handler.index();
         // SAFETY: valid token (see above); handler registered with this arity.
         let code = unsafe { raw::uat_am_reply_short(self.raw, handler, args.len() as u32, args.as_ptr() as *const _) };
         assert_eq!(code, raw::UAT_OK as i32, "gex_AM_ReplyShort failed");
@@ -87,37 +93,30 @@ handler_fn!(16; Arg Arg Arg Arg Arg Arg Arg Arg Arg Arg Arg Arg Arg Arg Arg Arg)
 const KIND_REQUEST: u8 = 1;
 const KIND_REPLY: u8 = 2;
 
-/// A handler to register: index, function, and whether it serves requests or
-/// replies.
+/// A handler to register: its row of the handler table ([`ids`]) and its
+/// function.
 #[derive(Clone, Copy)]
 pub struct Handler {
     index: u8,
     kind: u8,
     nargs: usize,
     fnptr: unsafe extern "C" fn(),
-    name: &'static CStr,
+    name: &'static std::ffi::CStr,
 }
 
 impl Handler {
-    /// A handler for requests, at `index` (128..=255).
-    pub fn request<F: HandlerFn>(index: u8, name: &'static CStr, f: F) -> Handler {
+    /// The handler `id` (a request or reply handler, as its row says),
+    /// implemented by `f`.
+    pub fn new<F: HandlerFn>(id: HandlerId, f: F) -> Handler {
         Handler {
-            index,
-            kind: KIND_REQUEST,
+            index: id.index(),
+            kind: match id.direction() {
+                Direction::Request => KIND_REQUEST,
+                Direction::Reply => KIND_REPLY,
+            },
             nargs: F::NARGS,
             fnptr: f.as_raw(),
-            name,
-        }
-    }
-
-    /// A handler for replies, at `index` (128..=255).
-    pub fn reply<F: HandlerFn>(index: u8, name: &'static CStr, f: F) -> Handler {
-        Handler {
-            index,
-            kind: KIND_REPLY,
-            nargs: F::NARGS,
-            fnptr: f.as_raw(),
-            name,
+            name: id.c_name(),
         }
     }
 }
@@ -127,38 +126,42 @@ impl Handler {
 static REGISTERED: [AtomicU8; 256] = [const { AtomicU8::new(0) }; 256];
 
 #[inline]
-fn check_args(handler: u8, nargs: usize, kind: u8) {
-    let entry = REGISTERED[handler as usize].load(Ordering::Relaxed);
+fn check_args(handler: HandlerId, nargs: usize, kind: u8) {
+    let entry = REGISTERED[handler.index() as usize].load(Ordering::Relaxed);
     assert!(
         entry == (kind << 5) | nargs as u8,
-        "AM handler {handler} is not registered as a {} handler taking {nargs} arguments",
+        "AM handler {} ({}) is not registered as a {} handler taking {nargs} arguments",
+        handler.name(),
+        handler.index(),
         if kind == KIND_REQUEST { "request" } else { "reply" }
     );
 }
 
 impl Gasnet {
-    /// Registers `handlers` (indices 128..=255, each once).
+    /// Registers `handlers` (rows of the handler table, [`ids`], each once).
     pub fn register_handlers(self, handlers: &[Handler]) -> Result<(), Error> {
         // SAFETY: init succeeded.
         let max_args = unsafe { raw::uat_am_max_args() } as usize;
         let mut table = Vec::with_capacity(handlers.len());
         for h in handlers {
-            if h.index < 128 {
-                return Err(Error::Handlers {
-                    why: format!("index {} is reserved for GASNet (clients use 128..=255)", h.index),
-                });
-            }
+            // The index is in the client range: the table asserts it.
             if h.nargs > max_args {
                 return Err(Error::Handlers {
                     why: format!(
-                        "handler {} takes {} arguments; this conduit allows {max_args}",
-                        h.index, h.nargs
+                        "handler {} ({}) takes {} arguments; this conduit allows {max_args}",
+                        h.name.to_string_lossy(),
+                        h.index,
+                        h.nargs
                     ),
                 });
             }
             if REGISTERED[h.index as usize].load(Ordering::Relaxed) != 0 {
                 return Err(Error::Handlers {
-                    why: format!("index {} is registered twice", h.index),
+                    why: format!(
+                        "handler {} (index {}) is registered twice",
+                        h.name.to_string_lossy(),
+                        h.index
+                    ),
                 });
             }
             let flags = raw::UAT_FLAG_AM_SHORT
@@ -194,8 +197,9 @@ impl Gasnet {
     /// so run handlers) while waiting for resources; never call it from a
     /// handler.
     #[inline]
-    pub fn request(self, rank: u32, handler: u8, args: &[Arg]) {
+    pub fn request(self, rank: u32, handler: HandlerId, args: &[Arg]) {
         check_args(handler, args.len(), KIND_REQUEST);
+        let handler = handler.index();
         debug_assert!(rank < self.size());
         crate::ops::count(|c| c.am_requests += 1);
         crate::hosts::before_op_to(rank);
@@ -240,7 +244,7 @@ mod tests {
 
     #[test]
     fn arity_is_part_of_the_type() {
-        let h = Handler::request(200, c"h2", h2 as for<'a> extern "C" fn(Token<'a>, Arg, Arg));
-        assert_eq!(h.nargs, 2);
+        let h = Handler::new(ids::CELL_FREE, h2 as for<'a> extern "C" fn(Token<'a>, Arg, Arg));
+        assert_eq!((h.nargs, h.kind, h.index), (2, KIND_REQUEST, 210));
     }
 }

@@ -42,7 +42,7 @@ struct Block {
 /// This process's cache of other ranks' global memory.
 pub(super) struct Cache {
     on: bool,
-    fault: uni_threads::CacheFault,
+    fault: crate::CacheFault,
     block: usize,
     capacity: usize,
     heap_lo: usize,
@@ -58,7 +58,7 @@ pub(super) struct Cache {
 impl Cache {
     pub(super) fn new(
         on: bool,
-        fault: uni_threads::CacheFault,
+        fault: crate::CacheFault,
         block: usize,
         size: usize,
         heap_lo: usize,
@@ -248,7 +248,7 @@ impl Cache {
     /// `&mut [T]` may cover — reading them as a put's source would alias
     /// it — and leaves them dirty (the mark stays up) for the next release.
     pub(super) fn release(&mut self, w: Here) {
-        if self.dirty == 0 || self.fault == uni_threads::CacheFault::NoWriteBack {
+        if self.dirty == 0 || self.fault == crate::CacheFault::NoWriteBack {
             return;
         }
         let start = if w.tracing() { w.now() } else { 0 };
@@ -307,7 +307,7 @@ impl Cache {
     /// point).
     pub(super) fn acquire(&mut self, w: Here) {
         self.release(w);
-        if self.fault == uni_threads::CacheFault::NoInvalidate {
+        if self.fault == crate::CacheFault::NoInvalidate {
             return;
         }
         for key in self.unpinned() {

@@ -37,6 +37,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use am_fad::AtomicOp;
+use gasnet_sys::am::ids::GLOBAL_FREE;
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 
 use uni_threads::layer::{fatal, fmt_size, FuzzDraw, Here};
@@ -73,10 +74,6 @@ const SYMMETRIC_CONTROL: usize = 4096;
 /// (bytes from the zone's data start) in the low 48.
 const LIVE_SHIFT: u32 = 48;
 const OFFSET_MASK: u64 = (1 << LIVE_SHIFT) - 1;
-
-/// Handler index of GLOBAL_FREE(data address): a local-zone block of the
-/// receiving rank that another rank freed (its header already cleared).
-pub(crate) const GLOBAL_FREE: u8 = 214;
 
 /// The heap's zones, as arena addresses (the same on every rank).
 #[derive(Clone, Copy, Debug)]
@@ -213,6 +210,8 @@ impl LocalHeap {
 pub(crate) struct Heap {
     pub atomics: am_fad::GlobalAtomics,
     pub local: &'static LocalHeap,
+    /// `UAT_GLOBAL_HEAP` as set (the messages of a full heap name it).
+    pub setting: usize,
 }
 
 impl Heap {
@@ -254,7 +253,7 @@ impl Heap {
                 w.rank(),
                 fmt_size(bytes),
                 fmt_size(heap.free_bytes()),
-                fmt_size(w.config().get_global_heap()),
+                fmt_size(self.setting),
             ))
         };
         let generation = self.mark_live(w, w.rank(), data, bytes);
@@ -281,7 +280,7 @@ impl Heap {
                      or free global memory",
                     fmt_size(bytes),
                     fmt_size((capacity - offset) as usize),
-                    fmt_size(w.config().get_global_heap()),
+                    fmt_size(self.setting),
                 ));
             }
             if live + 1 >= 1 << (64 - LIVE_SHIFT) {
@@ -406,7 +405,7 @@ impl Heap {
         target: u32,
         count: u32,
         draw: &mut dyn FuzzDraw,
-        request: &mut dyn FnMut(u8, &[u32]),
+        request: &mut dyn FnMut(gasnet_sys::am::HandlerId, &[u32]),
     ) {
         let zones = self.local.zones();
         for _ in 0..count {
@@ -461,7 +460,7 @@ extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
 
 pub(crate) fn handlers() -> [Handler; 1] {
     let f: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_global_free;
-    [Handler::request(GLOBAL_FREE, c"uat global free", f)]
+    [Handler::new(GLOBAL_FREE, f)]
 }
 
 #[cfg(test)]

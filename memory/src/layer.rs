@@ -4,21 +4,39 @@
 use std::any::Any;
 
 use uni_threads::layer::{Acquire, FuzzDraw, Here, Layer, Release};
+use uni_threads::settings::Settings;
 
+use crate::config::Config;
 use crate::heap;
 use crate::net::net;
 use crate::state::{mem, Memory};
 
-/// The layer the runtime calls at its ordering points (`uat::Runtime::start`
-/// passes it to `uni_threads::Runtime::start_with_layer`).
-pub static LAYER: GlobalMemory = GlobalMemory;
+/// Global memory as a layer above the scheduler, with its settings: the
+/// layer the runtime calls at its ordering points (`uat::Runtime::start`
+/// makes one and passes it to `uni_threads::Runtime::start_with_layer`).
+pub struct GlobalMemory {
+    config: Config,
+}
 
-/// Global memory as a layer above the scheduler (see [`LAYER`]).
-pub struct GlobalMemory;
+impl GlobalMemory {
+    /// The layer with the settings `config` (the scheduler validates them
+    /// at start).
+    pub fn new(config: Config) -> GlobalMemory {
+        GlobalMemory { config }
+    }
+}
 
 impl Layer for GlobalMemory {
     fn handlers(&self) -> Vec<gasnet_sys::am::Handler> {
         heap::handlers().into()
+    }
+
+    fn settings(&self) -> Option<&dyn Settings> {
+        Some(&self.config)
+    }
+
+    fn zone_bytes(&self) -> usize {
+        self.config.global_heap
     }
 
     fn attach(&self, w: Here) -> Box<dyn Any> {
@@ -41,7 +59,12 @@ impl Layer for GlobalMemory {
         let local: &'static heap::LocalHeap =
             Box::leak(Box::new(heap::LocalHeap::new(heap::Zones::new(heap_lo, heap_size))));
         local.publish();
-        let memory = Memory::new(heap::Heap { atomics, local }, w.config(), heap_lo, heap_size, w.ranks());
+        let heap = heap::Heap {
+            atomics,
+            local,
+            setting: self.config.global_heap,
+        };
+        let memory = Memory::new(heap, &self.config, heap_lo, heap_size, w.ranks());
         Box::new(memory)
     }
 
@@ -71,7 +94,14 @@ impl Layer for GlobalMemory {
         mem(w).before_wait();
     }
 
-    fn fuzz(&self, w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut dyn FnMut(u8, &[u32])) {
+    fn fuzz(
+        &self,
+        w: Here,
+        target: u32,
+        count: u32,
+        draw: &mut dyn FuzzDraw,
+        request: &mut dyn FnMut(gasnet_sys::am::HandlerId, &[u32]),
+    ) {
         mem(w).heap.fuzz(w, target, count, draw, request);
     }
 }

@@ -46,6 +46,7 @@
 
 mod atomic;
 mod cache;
+mod config;
 mod heap;
 mod layer;
 mod net;
@@ -54,5 +55,6 @@ mod state;
 
 pub use atomic::GlobalAtomicU64;
 pub use bytemuck::{Pod, Zeroable};
-pub use layer::{GlobalMemory, LAYER};
+pub use config::{CacheFault, Config};
+pub use layer::GlobalMemory;
 pub use slice::GlobalSlice;

@@ -35,7 +35,7 @@ pub(crate) struct Memory {
 impl Memory {
     pub(crate) fn new(
         heap: heap::Heap,
-        config: &uni_threads::Config,
+        config: &crate::Config,
         heap_lo: usize,
         heap_size: usize,
         ranks: u32,

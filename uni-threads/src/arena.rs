@@ -158,8 +158,8 @@ const _: () = assert!(
 
 impl Layout {
     /// The layout for `c` on `ranks` ranks, with deque entries and future
-    /// cells of the given sizes.
-    pub(crate) fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
+    /// cells of the given sizes and `zone` bytes for the layer above.
+    pub(crate) fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize, zone: usize) -> Layout {
         let deque = DEQUE_OFFSET;
         let cells = deque + page_up(c.deque_capacity * entry_bytes);
         let sides = cells + page_up(c.future_cells * cell_bytes);
@@ -168,7 +168,7 @@ impl Layout {
         let rdma_size = page_up(c.rdma_region);
         let stack_size = page_up(c.stack_size);
         let heap = rdma + rdma_size;
-        let heap_size = page_up(c.global_heap);
+        let heap_size = page_up(zone);
         Layout {
             stats,
             deque,
@@ -328,9 +328,8 @@ mod tests {
             .deque_capacity(1000)
             .future_cells(1000)
             .rdma_region(100_000)
-            .stack_size(1 << 20)
-            .global_heap(100_000);
-        let l = Layout::new(&c, 3, 16, 64);
+            .stack_size(1 << 20);
+        let l = Layout::new(&c, 3, 16, 64, 100_000);
         let parts = [
             0,
             l.deque,

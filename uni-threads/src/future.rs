@@ -123,8 +123,7 @@ pub(crate) unsafe fn copy_in_field_sized_pieces<T>(value: &T, dst: *mut u8) {
     }
 }
 
-/// Handler index of CELL_FREE(cell address).
-pub(crate) const CELL_FREE: u8 = 210;
+pub(crate) use gasnet_sys::am::ids::CELL_FREE;
 
 /// Cells handed back by other ranks (a Treiber stack through `next_free`;
 /// many pushers, one consumer that takes the whole list: no ABA).
@@ -195,7 +194,7 @@ extern "C" fn on_cell_free(token: Token, lo: Arg, hi: Arg) {
 
 pub(crate) fn handlers() -> [Handler; 1] {
     let free: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_cell_free;
-    [Handler::request(CELL_FREE, c"uat cell free", free)]
+    [Handler::new(CELL_FREE, free)]
 }
 
 impl CellRef {

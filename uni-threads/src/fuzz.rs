@@ -95,7 +95,7 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
         seed ^ (u64::from(w.rank) << 32) ^ u64::from(target),
     ));
     let mut sent = 0u64;
-    let request = |handler: u8, args: &[u32], sent: &mut u64| {
+    let request = |handler: gasnet_sys::am::HandlerId, args: &[u32], sent: &mut u64| {
         g.request(target, handler, args);
         *sent += 1;
         // A target that sleeps in shared memory polls for its queue now
@@ -175,7 +175,7 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
     // The layer's handlers (global memory's GLOBAL_FREE), as it fuzzes
     // them.
     {
-        let mut layer_request = |handler: u8, args: &[u32]| request(handler, args, &mut sent);
+        let mut layer_request = |handler: gasnet_sys::am::HandlerId, args: &[u32]| request(handler, args, &mut sent);
         w.layer.fuzz(
             crate::layer::Here::of(crate::worker::worker()),
             target,

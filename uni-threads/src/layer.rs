@@ -14,7 +14,7 @@
 //!   [`Release::Spawn`] or [`Release::Poll`] (a spawn already loads the
 //!   attention word: a layer with nothing to do costs the spawn nothing);
 //! - **a part of the process** ([`Here`]): its rank, the zone of the arena
-//!   reserved for the layer (`UAT_GLOBAL_HEAP` bytes, at the same address on
+//!   reserved for the layer ([`Layer::zone_bytes`], at the same address on
 //!   every rank), the segment addresses of other ranks, the statistics and
 //!   trace records the layer reports, the layer's per-process state, and
 //!   the way to end the job with a message ([`fatal`]).
@@ -44,7 +44,9 @@
 use std::any::Any;
 use std::marker::PhantomData;
 
-use gasnet_sys::am::Handler;
+use gasnet_sys::am::{Handler, HandlerId};
+
+use crate::settings::Settings;
 use gasnet_sys::Gasnet;
 
 pub use crate::config::fmt_size;
@@ -83,9 +85,24 @@ pub enum Acquire {
 /// thread.
 pub trait Layer: Sync + 'static {
     /// Its Active Message handlers, registered on every rank at
-    /// `Runtime::start` (each index is one handler of the job: the table
-    /// in `docs/design/settings-and-names.md`).
+    /// `Runtime::start` (each a row of the job's handler table,
+    /// `gasnet_sys::am::ids`).
     fn handlers(&self) -> Vec<Handler>;
+
+    /// The layer's own settings (a [`settings!`](crate::settings!) table,
+    /// read before `Runtime::start`), which the start validates, checks for
+    /// agreement across ranks and describes (`UAT_VERBOSE`) with the
+    /// scheduler's. None by default.
+    fn settings(&self) -> Option<&dyn Settings> {
+        None
+    }
+
+    /// Bytes of the arena zone the scheduler reserves for the layer
+    /// ([`Here::zone`]; the same on every rank: the layer's settings that
+    /// size it must be among those that agree). None by default.
+    fn zone_bytes(&self) -> usize {
+        0
+    }
 
     /// Called once per process at `Runtime::start`, after the arena is
     /// mapped and before the start's closing barrier (so before any rank's
@@ -107,7 +124,14 @@ pub trait Layer: Sync + 'static {
     /// the layer's handlers on `target` through `request(handler, args)`,
     /// drawing payloads from `draw` (see `testing::fuzz_handlers`). None by
     /// default.
-    fn fuzz(&self, here: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut dyn FnMut(u8, &[u32])) {
+    fn fuzz(
+        &self,
+        here: Here,
+        target: u32,
+        count: u32,
+        draw: &mut dyn FuzzDraw,
+        request: &mut dyn FnMut(HandlerId, &[u32]),
+    ) {
         let _ = (here, target, count, draw, request);
     }
 }
@@ -200,7 +224,8 @@ impl Here {
     }
 
     /// The layer's zone of the arena: `(first address, bytes)`, the same
-    /// arena addresses on every rank (`UAT_GLOBAL_HEAP` bytes).
+    /// arena addresses on every rank ([`Layer::zone_bytes`], rounded up to
+    /// whole pages).
     pub fn zone(self) -> (usize, usize) {
         (crate::arena::Layout::addr(self.w.layout.heap), self.w.layout.heap_size)
     }

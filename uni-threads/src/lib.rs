@@ -77,6 +77,7 @@ mod par;
 mod rdma;
 mod runtime;
 mod scheduler;
+pub mod settings;
 mod signal_line;
 mod spawn;
 pub mod stats;
@@ -91,11 +92,10 @@ mod worker;
 mod workspan;
 
 pub use arena::ARENA_BASE;
-pub use config::{
-    CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol, TraceMode, VictimPolicy,
-};
+pub use config::{Config, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
 pub use par::{for_each, join, reduce};
 pub use runtime::{Runtime, StartError};
+pub use settings::Setting;
 pub use spawn::{spawn, JoinHandle};
 pub use stats::{Field, Stats, Unit};
 pub use tsc::hz as tsc_hz;

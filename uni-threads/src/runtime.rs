@@ -17,6 +17,7 @@ use crate::future::{CellPool, CellRef, CELL_SIZE, MAX_RESULT_SIZE};
 use crate::layer::{Acquire, Here, Layer, NoLayer, Release};
 use crate::rdma::RdmaAlloc;
 use crate::scheduler;
+use crate::settings::Settings as _;
 use crate::spawn::{complete, run_task};
 use crate::stats::{Counters, Stats};
 use crate::worker::{self, on_task_stack, on_worker_thread, worker, RunState, ThreadPlace, Waiters, Worker};
@@ -136,9 +137,12 @@ impl Runtime {
         gasnet.exit_job_on_panic();
         let (rank, ranks) = (gasnet.rank(), gasnet.size());
         config.validate().map_err(|e| StartError::Other(e.to_string()))?;
-        check_settings_agree(gasnet, &config);
+        if let Some(settings) = layer.settings() {
+            settings.validate().map_err(|e| StartError::Other(e.to_string()))?;
+        }
+        check_settings_agree(gasnet, &config, layer);
         gasnet.set_cross_host_delay(config.net_delay);
-        let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
+        let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE, layer.zone_bytes());
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
             .register_handlers(&crate::future::handlers())
@@ -740,17 +744,18 @@ fn check_same_addresses(gasnet: Gasnet, layout: &Layout) -> Result<(), StartErro
     Ok(())
 }
 
-/// The settings every rank must share (`Config::SETTINGS`' `agree`) are
-/// rank 0's on every rank: otherwise every rank that differs says which
+/// The settings every rank must share (`agree` in `Config::SETTINGS` and
+/// in the layer's table) are rank 0's on every rank: otherwise every rank that differs says which
 /// variable and both values (as set: `auto` and an explicit value equal to
 /// it differ), and the whole job ends, every rank together (a rank that
 /// ended alone would leave the others in the next collective, where a
 /// conduit may not see its exit). Runs before the arena is mapped (its
 /// layout comes from some of these settings), with collectives that need
 /// no segment.
-fn check_settings_agree(gasnet: Gasnet, config: &Config) {
+fn check_settings_agree(gasnet: Gasnet, config: &Config, layer: &dyn Layer) {
     const BYTES: usize = 4096;
-    let mine = config.agreement();
+    let mut mine = config.agreement();
+    mine.extend(layer.settings().map(|s| s.agreement()).unwrap_or_default());
     let text: String = mine.iter().map(|(var, show)| format!("{var}={show}\n")).collect();
     let mut buf = [0u8; BYTES];
     let n = text.len().min(BYTES);
@@ -847,7 +852,10 @@ pub(crate) fn describe(c: &Config, l: &Layout, ranks: u32) -> String {
                 p.mode.name(),
                 p.core.map_or(String::new(), |c| format!("@core{c}"))
             )),
-        c.describe_settings(),
+        std::iter::once(c.describe_settings())
+            .chain(worker().layer.settings().map(|s| s.describe_settings()))
+            .collect::<Vec<_>>()
+            .join(" "),
     )
 }
 

@@ -1,148 +1,31 @@
-//! The runtime's settings, declared once: the table below is the only place
-//! a setting is written. From each row come the [`Config`] field and its
-//! default, the environment variable's parser (one syntax per value type,
-//! [`values`]), the builder method and the getter, the README's settings
-//! table ([`Config::settings_markdown`], checked by a test), the start-up
-//! description (`UAT_VERBOSE=on`) and, for the settings every rank must
-//! share, the start-up agreement check (`Runtime::start`: a mismatch ends
-//! the job naming the variable and both values).
+//! The scheduler's settings, declared once in the [`settings!`](crate::settings!)
+//! form ([`crate::settings`] says what each row yields): the table below is
+//! the only place a setting is written. Global memory's settings are in
+//! its own table (`uat_memory::Config`); the scheduler knows nothing of
+//! them but the bytes of the zone it reserves for the layer.
 //!
 //! Every limit grows by configuration or fails loudly naming its setting.
 //! The defaults run UTS T3 (depth 1,572) and T3L (depth 17,844) on one rank.
 
 mod values;
 
-pub use values::fmt_size;
-pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
-pub(crate) use values::{SettingValue, BOOL_SYNTAX};
-
-/// One row of the settings table.
-#[derive(Clone, Copy, Debug)]
-pub struct Setting {
-    /// The environment variable.
-    pub env: &'static str,
-    /// The [`Config`] field (and builder method).
-    pub field: &'static str,
-    /// What it sets.
-    pub what: &'static str,
-    /// The values it takes.
-    pub values: &'static str,
-    /// Its default, as the README says it.
-    pub default: &'static str,
-    /// Whether every rank must have the same value (checked at start-up).
-    pub agree: bool,
-    /// A valid value other than the default (the tests set each).
-    pub example: &'static str,
-}
-
-/// Declares the settings (see the module docs for what each row yields).
-macro_rules! settings {
-    ($(
-        $(#[doc = $doc:literal])+
-        $field:ident: $ty:ty = $default:expr; set $arg:ty;
-        get $getter:ident; env $var:literal, e.g. $example:literal;
-        what $what:literal; values $values:expr; default $default_text:literal;
-        agree $agree:literal; check $check:expr;
-    )*) => {
-        /// The runtime's configuration: [`Config::from_env`], then the
-        /// builder methods; read back with the `get_*` methods. Each
-        /// setting's environment variable, values and default are in
-        /// [`Config::SETTINGS`] (the README's table).
-        #[derive(Clone, Debug, PartialEq, Eq)]
-        pub struct Config {
-            $( $(#[doc = $doc])+ pub(crate) $field: $ty, )*
-        }
-
-        impl Default for Config {
-            fn default() -> Config {
-                Config { $( $field: $default, )* }
-            }
-        }
-
-        impl Config {
-            /// Every setting, in the table's order.
-            pub const SETTINGS: &'static [Setting] = &[
-                $( Setting {
-                    env: $var,
-                    field: stringify!($field),
-                    what: $what,
-                    values: $values,
-                    default: $default_text,
-                    agree: $agree,
-                    example: $example,
-                }, )*
-            ];
-
-            /// Defaults overridden by the lookup's values of the variables.
-            pub(crate) fn from_lookup(env: impl Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
-                let mut c = Config::default();
-                $(
-                    if let Some(text) = env($var) {
-                        let value = <$ty as SettingValue>::parse($var, &text)?;
-                        let check: fn(&$ty) -> Result<(), String> = $check;
-                        check(&value).map_err(|why| ConfigError(format!("{}={text}: {why}", $var)))?;
-                        c.$field = value;
-                    }
-                )*
-                c.check_together(&env)?;
-                Ok(c)
-            }
-
-            $(
-                $(#[doc = $doc])+
-                #[doc = concat!("\n\nEnvironment: `", $var, "`.")]
-                pub fn $field(mut self, value: $arg) -> Config {
-                    self.$field = value.into();
-                    self
-                }
-
-                #[doc = concat!("The value of `", stringify!($field), "` (`", $var, "`).")]
-                #[allow(clippy::clone_on_copy)]
-                pub fn $getter(&self) -> $ty {
-                    self.$field.clone()
-                }
-            )*
-
-            /// Every setting's own check and the rules between them, on
-            /// values however they were set (the builder methods take any):
-            /// `Runtime::start` refuses a configuration that fails one,
-            /// naming the variable and the value.
-            pub(crate) fn validate(&self) -> Result<(), ConfigError> {
-                $(
-                    let check: fn(&$ty) -> Result<(), String> = $check;
-                    check(&self.$field)
-                        .map_err(|why| ConfigError(format!("{}={}: {why}", $var, self.$field.show())))?;
-                )*
-                self.check_together(&|_: &str| None)
-            }
-
-            /// Every setting as `UAT_X=value` (the start-up description).
-            pub fn describe_settings(&self) -> String {
-                [$( format!("{}={}", $var, self.$field.show()) ),*].join(" ")
-            }
-
-            /// The settings every rank must share: variable, value as set.
-            pub(crate) fn agreement(&self) -> Vec<(&'static str, String)> {
-                let mut v = Vec::new();
-                $( if $agree { v.push(($var, self.$field.show())); } )*
-                v
-            }
-
-            /// Each setting's word, in the table's order (tests).
-            #[cfg(test)]
-            fn words(&self) -> Vec<u64> {
-                vec![$( self.$field.word() ),*]
-            }
-        }
-    };
-}
+pub use values::{at_least, fmt_size, SettingValue, BOOL_SYNTAX};
+pub use values::{ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
 
 /// The syntax of a size.
-const SIZE: &str = "a size: 65536, 512K, 64M, 1G";
+pub const SIZE_SYNTAX: &str = "a size: 65536, 512K, 64M, 1G";
 /// The syntax of a count.
-const COUNT: &str = "a whole number";
+pub const COUNT_SYNTAX: &str = "a whole number";
+const SIZE: &str = SIZE_SYNTAX;
+const COUNT: &str = COUNT_SYNTAX;
 
-settings! {
+crate::settings! {
+    /// The scheduler's configuration: [`Config::from_env`], then the
+    /// builder methods; read back with the `get_*` methods. Each setting's
+    /// environment variable, values and default are in
+    /// [`Config::SETTINGS`] (the README's table).
+    pub struct Config;
+
     /// Bytes of the uni-address stack region (the deepest thread's frames).
     stack_size: usize = 64 << 20; set usize;
     get get_stack_size; env "UAT_STACK_SIZE", e.g. "128M";
@@ -296,36 +179,6 @@ settings! {
     values BOOL_SYNTAX; default "off";
     agree false; check |_| Ok(());
 
-    /// Bytes of each rank's global heap (`uat::global`).
-    global_heap: usize = 1 << 30; set usize;
-    get get_global_heap; env "UAT_GLOBAL_HEAP", e.g. "256M";
-    what "global heap per rank (`uat::global`)"; values SIZE; default "1G";
-    agree true; check |v| values::at_least(v, 64 << 10);
-
-    /// Global memory outside shared memory is cached in blocks, written
-    /// back at release points (off: one get per checkout, one put per
-    /// write).
-    cache: bool = true; set bool;
-    get get_cache; env "UAT_CACHE", e.g. "off";
-    what "cache other hosts' global memory (off: one get per checkout, one put per write)";
-    values BOOL_SYNTAX; default "on";
-    agree true; check |_| Ok(());
-
-    /// Bytes of a cache block (a power of two).
-    cache_block: usize = 16 << 10; set usize;
-    get get_cache_block; env "UAT_CACHE_BLOCK", e.g. "64K";
-    what "cache block"; values "a power of two ≥ 4K"; default "16K";
-    agree true; check |v| {
-        values::at_least(v, 4 << 10)?;
-        if v.is_power_of_two() { Ok(()) } else { Err("a cache block must be a power of two (4K, 16K, 64K, ...)".into()) }
-    };
-
-    /// Bytes the cache may hold per process.
-    cache_size: usize = 256 << 20; set usize;
-    get get_cache_size; env "UAT_CACHE_SIZE", e.g. "1M";
-    what "cache capacity per process"; values SIZE; default "256M";
-    agree false; check |v| values::at_least(v, 4 << 10);
-
     /// Measure work and span (Cilkscale's measures) in strands and in time
     /// (`crate::workspan`).
     workspan: bool = false; set bool;
@@ -355,55 +208,19 @@ settings! {
     what "trace: records kept per rank (32 bytes each)"; values "a count: 64K, 4M"; default "1M";
     agree false; check |v| values::at_least(v, 16);
 
-    /// Tests only: break the cache's coherence on purpose, so that a test
-    /// can show it detects the fault.
-    cache_fault: CacheFault = CacheFault::None; set CacheFault;
-    get get_cache_fault; env "UAT_CACHE_FAULT", e.g. "no-write-back";
-    what "tests only: break the cache's coherence on purpose"; values "none|no-write-back|no-invalidate";
-    default "none";
-    agree false; check |_| Ok(());
 }
 
 impl Config {
-    /// Defaults overridden by the `UAT_*` environment variables.
-    pub fn from_env() -> Result<Config, ConfigError> {
-        Config::from_lookup(|k| std::env::var(k).ok())
-    }
-
-    /// Rules between settings.
-    fn check_together(&self, env: &impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
-        if self.cache_size < self.cache_block {
-            return Err(ConfigError(format!(
-                "UAT_CACHE_SIZE={}: the cache must hold at least one block (UAT_CACHE_BLOCK={})",
-                env("UAT_CACHE_SIZE").unwrap_or_else(|| fmt_size(self.cache_size)),
-                fmt_size(self.cache_block)
-            )));
-        }
+    /// Rules between settings (none: each stands alone).
+    fn check_together(&self, _env: &impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         Ok(())
-    }
-
-    /// The README's settings table, generated from [`Config::SETTINGS`].
-    pub fn settings_markdown() -> String {
-        let mut t =
-            String::from("| setting | env var | values | default | same on every rank |\n|---|---|---|---|---|\n");
-        for s in Config::SETTINGS {
-            let cell = |x: &str| x.replace('|', "\\|");
-            t.push_str(&format!(
-                "| {} | `{}` | {} | {} | {} |\n",
-                s.what,
-                s.env,
-                cell(s.values),
-                cell(s.default),
-                if s.agree { "yes" } else { "" }
-            ));
-        }
-        t
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::Settings as _;
 
     fn only(var: &str, value: &str) -> Result<Config, ConfigError> {
         Config::from_lookup(|k| (k == var).then(|| value.to_string()))
@@ -431,11 +248,9 @@ mod tests {
     fn values_set_by_the_builder_meet_the_same_checks() {
         assert!(Config::default().validate().is_ok());
         for (c, var) in [
-            (Config::default().cache_block(5000), "UAT_CACHE_BLOCK"),
             (Config::default().stack_size(4096), "UAT_STACK_SIZE"),
             (Config::default().deque_capacity(usize::MAX), "UAT_DEQUE_CAPACITY"),
             (Config::default().lifeline_attempts(0), "UAT_LIFELINE_W"),
-            (Config::default().cache_size(4096).cache_block(8192), "UAT_CACHE_SIZE"),
         ] {
             let e = c.validate().unwrap_err();
             assert!(e.0.starts_with(var), "{e}");
@@ -456,8 +271,6 @@ mod tests {
             ("UAT_DEQUE_CAPACITY", "many"),
             ("UAT_LIFELINE_W", "0"),
             ("UAT_LIFELINE_Z", "33"),
-            ("UAT_CACHE_BLOCK", "5000"),
-            ("UAT_CACHE_SIZE", "4K"),
             ("UAT_STEAL_PROTOCOL", "THE"),
             ("UAT_POLLER_CORE", "-1"),
             ("UAT_VERBOSE", "yes"),
@@ -516,6 +329,7 @@ mod tests {
 
     #[test]
     fn the_readme_and_the_design_show_the_generated_table() {
+        // (Global memory's table is checked by uat-memory's own test.)
         let table = Config::settings_markdown();
         for doc in ["README.md", "docs/design/settings-and-names.md"] {
             let text = std::fs::read_to_string(format!("{}/../{doc}", env!("CARGO_MANIFEST_DIR"))).unwrap();

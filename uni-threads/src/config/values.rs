@@ -3,18 +3,6 @@
 
 use std::fmt;
 
-/// A fault injected into the global-memory cache (tests only).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum CacheFault {
-    /// The cache works as it should.
-    #[default]
-    None,
-    /// Release points write nothing back.
-    NoWriteBack,
-    /// Acquire points forget nothing.
-    NoInvalidate,
-}
-
 /// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`; the same on
 /// every rank). The deque module states both protocols.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,18 +134,17 @@ pub(super) fn parse_size(text: &str) -> Option<usize> {
 /// A setting's value type: how the environment's text becomes one (the
 /// variable is named in every refusal), how it prints at start-up and in
 /// the README's table, and (tests) a word that tells values apart.
-pub(crate) trait SettingValue: Sized {
+pub trait SettingValue: Sized {
     /// Parses `text`, the value of the variable `var`.
     fn parse(var: &str, text: &str) -> Result<Self, ConfigError>;
     /// As a person would write it back into the variable.
     fn show(&self) -> String;
     /// A word equal for equal values (the tests tell settings apart by it).
-    #[cfg(test)]
     fn word(&self) -> u64;
 }
 
 /// The one boolean syntax of every on/off setting.
-pub(crate) const BOOL_SYNTAX: &str = "on|off|1|0|true|false";
+pub const BOOL_SYNTAX: &str = "on|off|1|0|true|false";
 
 /// Parses a boolean setting: `on`, `1`, `true` or `off`, `0`, `false`;
 /// anything else is refused naming the variable.
@@ -179,7 +166,6 @@ impl SettingValue for bool {
     fn show(&self) -> String {
         if *self { "on" } else { "off" }.into()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -192,7 +178,6 @@ impl SettingValue for usize {
     fn show(&self) -> String {
         fmt_size(*self)
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -207,7 +192,6 @@ impl SettingValue for u32 {
     fn show(&self) -> String {
         self.to_string()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -222,7 +206,6 @@ impl SettingValue for u64 {
     fn show(&self) -> String {
         self.to_string()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self
     }
@@ -237,14 +220,14 @@ impl<T: SettingValue> SettingValue for Option<T> {
     fn show(&self) -> String {
         self.as_ref().map_or_else(|| "auto".into(), T::show)
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         self.as_ref().map_or(u64::MAX, |v| v.word())
     }
 }
 
-/// At least `min` (a size or count).
-pub(super) fn at_least<T: PartialOrd + Copy + SettingValue>(value: &T, min: T) -> Result<(), String> {
+/// At least `min` (a size or count): the check of a setting with a least
+/// value.
+pub fn at_least<T: PartialOrd + Copy + SettingValue>(value: &T, min: T) -> Result<(), String> {
     if *value < min {
         Err(format!("must be at least {}", min.show()))
     } else {
@@ -264,7 +247,6 @@ impl SettingValue for StealProtocol {
     fn show(&self) -> String {
         self.name().into()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -282,7 +264,6 @@ impl SettingValue for VictimPolicy {
     fn show(&self) -> String {
         self.name().into()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -325,7 +306,6 @@ impl SettingValue for std::time::Duration {
             _ => format!("{ns}ns"),
         }
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         self.as_nanos() as u64
     }
@@ -357,7 +337,6 @@ impl SettingValue for TraceMode {
         }
         .into()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -376,7 +355,6 @@ impl SettingValue for std::path::PathBuf {
     fn show(&self) -> String {
         self.display().to_string()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         self.as_os_str()
             .as_encoded_bytes()
@@ -409,7 +387,6 @@ impl SettingValue for PollerWait {
         }
         .into()
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         *self as u64
     }
@@ -430,7 +407,6 @@ impl SettingValue for PollerCores {
             PollerCores::List(l) => l.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(","),
         }
     }
-    #[cfg(test)]
     fn word(&self) -> u64 {
         match self {
             PollerCores::From(b) => *b as u64,
@@ -438,31 +414,6 @@ impl SettingValue for PollerCores {
                 .iter()
                 .fold(1u64, |h, &c| h.wrapping_mul(1_000_003).wrapping_add(c as u64)),
         }
-    }
-}
-
-impl SettingValue for CacheFault {
-    fn parse(var: &str, text: &str) -> Result<CacheFault, ConfigError> {
-        match text {
-            "" | "none" => Ok(CacheFault::None),
-            "no-write-back" => Ok(CacheFault::NoWriteBack),
-            "no-invalidate" => Ok(CacheFault::NoInvalidate),
-            _ => Err(ConfigError(format!(
-                "{var}={text}: expected none, no-write-back or no-invalidate (tests only)"
-            ))),
-        }
-    }
-    fn show(&self) -> String {
-        match self {
-            CacheFault::None => "none",
-            CacheFault::NoWriteBack => "no-write-back",
-            CacheFault::NoInvalidate => "no-invalidate",
-        }
-        .into()
-    }
-    #[cfg(test)]
-    fn word(&self) -> u64 {
-        *self as u64
     }
 }
 

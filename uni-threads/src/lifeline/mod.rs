@@ -108,19 +108,15 @@ pub(crate) const THIEF_PATIENCE: Patience = Patience {
     max_sleep: SLEEP_PERIOD,
 };
 
-/// Active Message: the sender waits on the receiver's lifeline of
-/// dimension `arg` (its slot).
-pub(crate) const LIFELINE_REGISTER: u8 = 212;
-/// Active Message: the sender woke the receiver (args: the `WOKEN_BY` tag).
-pub(crate) const LIFELINE_WAKE: u8 = 213;
+pub(crate) use gasnet_sys::am::ids::{LIFELINE_REGISTER, LIFELINE_WAKE};
 
 /// The handlers of the lifeline messages (registered at start-up).
 pub(crate) fn handlers() -> [Handler; 2] {
     let register: for<'a> extern "C" fn(Token<'a>, Arg) = on_register;
     let wake: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_wake;
     [
-        Handler::request(LIFELINE_REGISTER, c"uat lifeline register", register),
-        Handler::request(LIFELINE_WAKE, c"uat lifeline wake", wake),
+        Handler::new(LIFELINE_REGISTER, register),
+        Handler::new(LIFELINE_WAKE, wake),
     ]
 }
 

@@ -10,10 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 use gasnet_sys::Gasnet;
 
-/// Active Message: the sender asks this rank (rank 0) for its clock.
-pub(crate) const CLOCK_REQUEST: u8 = 216;
-/// Active Message: the answer, rank 0's monotonic clock in ns.
-pub(crate) const CLOCK_REPLY: u8 = 217;
+pub(crate) use gasnet_sys::am::ids::{CLOCK_REPLY, CLOCK_REQUEST};
 
 /// Round trips per rank.
 const ROUNDS: u32 = 16;
@@ -43,10 +40,7 @@ static REPLY_NS: AtomicU64 = AtomicU64::new(0);
 pub(crate) fn handlers() -> [Handler; 2] {
     let request: for<'a> extern "C" fn(Token<'a>) = on_request;
     let reply: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_reply;
-    [
-        Handler::request(CLOCK_REQUEST, c"uat trace clock request", request),
-        Handler::reply(CLOCK_REPLY, c"uat trace clock reply", reply),
-    ]
+    [Handler::new(CLOCK_REQUEST, request), Handler::new(CLOCK_REPLY, reply)]
 }
 
 extern "C" fn on_request(token: Token) {
