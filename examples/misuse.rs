@@ -44,6 +44,10 @@ enum Case {
     /// (`UAT_LIFELINE_Z=3` in its environment) than rank 0: the start is
     /// refused.
     SettingsDisagree,
+    /// Rank 1 starts global memory with another cache block
+    /// (`UAT_CACHE_BLOCK=64K`, a setting of the layer's own table) than
+    /// rank 0: the start is refused too.
+    MemorySettingsDisagree,
 }
 
 /// Runs one deliberate misuse inside the runtime.
@@ -118,6 +122,10 @@ fn main() {
         // Rank 1's environment differs from rank 0's (set before any other
         // thread of ours exists).
         std::env::set_var("UAT_LIFELINE_Z", "3");
+    }
+    if opt.case == Case::MemorySettingsDisagree && gasnet.rank() == 1 {
+        // As above.
+        std::env::set_var("UAT_CACHE_BLOCK", "64K");
     }
     let config = uat::Config::from_env().unwrap_or_else(|e| gasnet.fail(e));
     // SAFETY: every case but vec-across-spawn keeps only numbers across
@@ -200,7 +208,7 @@ fn main() {
                 }
             }
         }
-        Case::SettingsDisagree => {}
+        Case::SettingsDisagree | Case::MemorySettingsDisagree => {}
         Case::Fuzz => {
             let (count, seed) = (opt.count, opt.seed);
             // Rank 0 (the root) fuzzes every other rank, then the root's

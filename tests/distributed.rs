@@ -290,8 +290,8 @@ fn verbose_off_prints_nothing_extra() {
     assert!(!off.stderr.contains("uni-address threads:"), "{}", off.describe());
     assert!(on.stderr.contains("uat: run stats"), "{}", on.describe());
     assert!(
-        on.stderr.contains("UAT_VERBOSE=on"),
-        "the start-up description lists the settings: {}",
+        on.stderr.contains("UAT_VERBOSE=on") && on.stderr.contains("UAT_CACHE_BLOCK=16K"),
+        "the start-up description lists the scheduler's and global memory's settings: {}",
         on.describe()
     );
 }

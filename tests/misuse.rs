@@ -58,6 +58,20 @@ fn a_setting_that_differs_between_ranks_is_refused_at_start_up() {
 }
 
 #[test]
+fn a_global_memory_setting_that_differs_between_ranks_is_refused_at_start_up() {
+    let (out, took) = misuse("memory-settings-disagree", &[], &[]);
+    assert_refused(
+        &out,
+        took,
+        &[
+            "UAT_CACHE_BLOCK must be the same on every rank",
+            "UAT_CACHE_BLOCK=64K on rank 1",
+            "UAT_CACHE_BLOCK=16K on rank 0",
+        ],
+    );
+}
+
+#[test]
 fn spawn_from_an_os_thread_inside_a_task_is_refused() {
     let (out, took) = misuse("spawn-on-thread", &[], &[]);
     assert_refused(&out, took, &["uat::spawn was called from an OS thread", "Rule:"]);
