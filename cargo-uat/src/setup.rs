@@ -139,3 +139,52 @@ fn fetch_gasnet_source() -> Result<(), String> {
         .map(|_| ())
         .ok_or_else(|| "cargo fetch did not unpack gex-sys 0.1.0 into cargo's registry".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Markdown files of the workspace a reader may follow (the README
+    /// and docs/, but the results' records of past machines).
+    fn docs(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap().map(Result::unwrap) {
+            let path = entry.path();
+            if path.is_dir() && path.file_name().is_some_and(|n| n != "results") {
+                docs(&path, out);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+
+    #[test]
+    fn the_readme_and_docs_list_the_packages_setup_installs() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let line = format!("apt-get install {}", PACKAGES.join(" "));
+        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        assert!(
+            readme.contains(&format!("`{line}`")),
+            "README.md does not show setup.rs's package list; it should hold the line\n\n`{line}`"
+        );
+        // Any other list of several packages is the same list: a line that
+        // names one package for one purpose (`apt-get install otf2-tools`)
+        // is not a list.
+        let mut files = vec![root.join("README.md")];
+        docs(&root.join("docs"), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for (at, _) in text.match_indices("apt-get install ") {
+                let rest = &text[at + "apt-get install ".len()..];
+                let end = rest.find(['`', '\n']).unwrap_or(rest.len());
+                let named: Vec<&str> = rest[..end].split_whitespace().collect();
+                let known = named.iter().filter(|p| PACKAGES.contains(p)).count();
+                assert!(
+                    known < 2 || named == PACKAGES,
+                    "{} lists packages other than setup.rs's PACKAGES: `apt-get install {}`",
+                    file.display(),
+                    named.join(" ")
+                );
+            }
+        }
+    }
+}
