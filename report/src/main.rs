@@ -2,6 +2,7 @@
 //! (meta.json, runs.jsonl, logs/) into `report.md`, one CSV per experiment
 //! and PNG plots under `plots/`, and prints the summary table.
 //! `uat-report timeline TRACE_DIR OUT.png` draws a traced job's timeline.
+//! `uat-report paper` prints the paper's numbers (docs/design/README.md's list).
 
 mod data;
 mod global;
@@ -29,6 +30,7 @@ const HELP: &str = "\
 uat-report DIR
 uat-report --import DIR FILE... [--meta KEY=VALUE]...
 uat-report timeline TRACE_DIR OUT.png
+uat-report paper
 
 Writes the paper-reproduction report for DIR, a results directory of
 scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
@@ -58,6 +60,8 @@ suspended in joins as a strip under the lane), steals as black lines from
 the victim's claim to the thief's resumption, remote joins as thin blue
 ones; the title gives the program, the ranks and the clock alignment error.
 It exits 0 when drawn, 2 when the trace cannot be read or drawn.
+With paper, prints the paper's numbers that the report compares with, as
+docs/design/README.md lists them (Markdown).
 A report exits 0 when it is complete; 1 when a part of it could not be made
 (said in the report); 2 for a bad command line or an unreadable DIR.";
 
@@ -65,6 +69,10 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{HELP}");
+        return ExitCode::SUCCESS;
+    }
+    if args.first().map(String::as_str) == Some("paper") {
+        print!("{}", paper::markdown());
         return ExitCode::SUCCESS;
     }
     if args.first().map(String::as_str) == Some("timeline") {

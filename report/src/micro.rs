@@ -130,8 +130,11 @@ pub fn spawn(res: &Results, ctx: &mut Ctx) -> Option<Section> {
          `rayon::join` in the same binary (`micro spawn`, one rank). A spawn reads its rank's \
          attention word (one load) and polls GASNet only when a request raised it; rows marked \
          \"paper\" run the paper's mechanisms instead: its THE deque (a fence at every pop) and, in \
-         `am` mode, a poll at every spawn (the paper's AM-based design). The paper measured 184 cycles (RDMA-emulated) and 353 cycles \
-         (AM-based) on a 2.93 GHz X5670, and {} cycles for MassiveThreads.\n\n{}\n{}{}",
+         `am` mode, a poll at every spawn (the paper's AM-based design). The paper measured {} cycles (RDMA-emulated) and {} cycles \
+         (AM-based) on a {} GHz X5670, and {} cycles for MassiveThreads.\n\n{}\n{}{}",
+        fmt(paper::spawn_cycles("rdma-emulated"), 0),
+        fmt(paper::spawn_cycles("am"), 0),
+        paper::GHZ,
         paper::MASSIVETHREADS_SPAWN_CYCLES,
         md.markdown(),
         img,
@@ -480,8 +483,8 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     });
     let text = format!(
         "`micro steal`, two ranks: phase times averaged over the successful steals of repeated BTC \
-         runs (timed with the TSC inside the thief). The paper: 86 K cycles (29 µs) per steal \
-         RDMA-emulated, 61 K cycles (21 µs) AM-based, with 664-byte frames over InfiniBand; suspend \
+         runs (timed with the TSC inside the thief). The paper: {} cycles ({:.0} µs) per steal \
+         RDMA-emulated, {} cycles ({:.0} µs) AM-based, with {}-byte frames over InfiniBand; suspend \
          and resume were {:.2} µs and {:.2} µs of that. Rows marked \"paper\" run the paper's \
          protocol (lock, read head and tail, advance head, re-read tail, entry, frames, unlock: 7 \
          round trips after the empty check); the others the split protocol (empty check, one \
@@ -491,6 +494,11 @@ pub fn steal(res: &Results, ctx: &mut Ctx) -> Option<Section> {
          victim's next spawn (`am`: the request raises its attention word), or one answered by the \
          victim's polling thread (`rdma-emulated`; when the poller shares a core the request waits \
          for the scheduler to run it, which the * rows show).\n\n{}\n{}{}",
+        paper::kilo(paper::steal_cycles("rdma-emulated").unwrap_or(f64::NAN)),
+        paper::steal_cycles("rdma-emulated").unwrap_or(f64::NAN) / paper::GHZ / 1000.0,
+        paper::kilo(paper::steal_cycles("am").unwrap_or(f64::NAN)),
+        paper::steal_cycles("am").unwrap_or(f64::NAN) / paper::GHZ / 1000.0,
+        paper::STEAL_FRAME_BYTES,
         paper::SUSPEND_CYCLES / paper::GHZ / 1000.0,
         paper::RESUME_CYCLES / paper::GHZ / 1000.0,
         md.markdown(),

@@ -474,11 +474,12 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
     let text = format!(
         "Each benchmark on one rank (empty check on) against its serial elision — the same code \
          with `spawn`/`join` replaced by calls, in the same binary{how}. The paper (Fig. 12, {}) found \
-         RDMA-emulated within 1.16× of MassiveThreads; the difference between modes here is the \
+         RDMA-emulated within {}× of MassiveThreads; the difference between modes here is the \
          spawn path (Table 2). BTC does no work besides creating tasks, so its ratio is the cost of \
          a spawn+join over a function call that the compiler can flatten; UTS (SHA-1 per node) and \
          NQueens show what real work leaves of it.{peers}\n\n{}\n{}",
         paper::FIG12_SIZES,
+        paper::FIG12_WITHIN_MASSIVETHREADS,
         md.markdown(),
         img
     );
@@ -810,9 +811,18 @@ pub fn messages(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
              a request. This is the time spent in those polls — the handlers included, empty polls too, \
              timed with the TSC around each poll — as a share of the run's total rank-time, the \
              paper's Fig. 16 quantity. Its floor is the poll's own cost times the spawn rate (it is \
-             there at one rank too); the handlers add to it as thieves multiply. The paper: BTC 63.3%, \
-             UTS 25.7%, NQueens 41.4% with the empty check at 1,800 cores (70% and 29.8% for BTC and \
-             UTS without).\n\n{}\n{}",
+             there at one rank too); the handlers add to it as thieves multiply. The paper: {} with the \
+             empty check at 1,800 cores ({} without).\n\n{}\n{}",
+            paper::BENCHES
+                .iter()
+                .filter_map(|(b, name)| paper::msg_share(b).map(|v| format!("{name} {v}%")))
+                .collect::<Vec<_>>()
+                .join(", "),
+            paper::BENCHES
+                .iter()
+                .filter_map(|(b, name)| paper::msg_share_without_empty_check(b).map(|v| format!("{name} {v}%")))
+                .collect::<Vec<_>>()
+                .join(", "),
             t.markdown(),
             img
         ),
