@@ -50,6 +50,7 @@ uni_threads::settings! {
     /// environment variable, values and default are in [`Config::SETTINGS`]
     /// (the README's global memory table).
     pub struct Config;
+    docs ["README.md", "docs/design/settings-and-names.md"];
 
     /// Bytes of each rank's global heap (`uat::global`).
     global_heap: usize = 1 << 30; set usize;
@@ -106,29 +107,9 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
+    use super::settings_table::{assert_invalid, assert_refused};
     use super::*;
     use uni_threads::settings::Settings as _;
-
-    fn only(var: &str, value: &str) -> Result<Config, ConfigError> {
-        Config::from_lookup(|k| (k == var).then(|| value.to_string()))
-    }
-
-    #[test]
-    fn every_setting_takes_its_example_and_nothing_else_changes() {
-        let default = Config::default().words();
-        assert_eq!(Config::from_lookup(|_| None).unwrap(), Config::default());
-        for (i, s) in Config::SETTINGS.iter().enumerate() {
-            let c = only(s.env, s.example).unwrap_or_else(|e| panic!("{}={}: {e}", s.env, s.example));
-            for (j, (&got, &was)) in c.words().iter().zip(&default).enumerate() {
-                if i == j {
-                    assert_ne!(got, was, "{}={} did not change `{}`", s.env, s.example, s.field);
-                } else {
-                    assert_eq!(got, was, "{}={} changed {}", s.env, s.example, Config::SETTINGS[j].env);
-                }
-            }
-            assert!(c.describe_settings().contains(&format!("{}=", s.env)));
-        }
-    }
 
     #[test]
     fn the_contract_names_and_defaults_stay() {
@@ -159,49 +140,18 @@ mod tests {
     }
 
     #[test]
-    fn values_set_by_the_builder_meet_the_same_checks() {
-        assert!(Config::default().validate().is_ok());
-        for (c, var) in [
+    fn bad_values_are_refused_naming_the_variable() {
+        assert_invalid([
             (Config::default().cache_block(5000), "UAT_CACHE_BLOCK"),
             (Config::default().global_heap(4096), "UAT_GLOBAL_HEAP"),
             (Config::default().cache_size(4096).cache_block(8192), "UAT_CACHE_SIZE"),
-        ] {
-            let e = c.validate().unwrap_err();
-            assert!(e.0.starts_with(var), "{e}");
-        }
-    }
-
-    #[test]
-    fn every_refusal_names_the_variable() {
-        for s in Config::SETTINGS {
-            for bad in ["maybe", "-1", "", "1,,2", "99999999999999999999999"] {
-                if let Err(e) = only(s.env, bad) {
-                    assert!(e.0.starts_with(&format!("{}={bad}", s.env)), "{e}");
-                }
-            }
-        }
-        for (var, bad) in [
+        ]);
+        assert_refused(&[
             ("UAT_CACHE_BLOCK", "5000"),
             ("UAT_CACHE_SIZE", "4K"),
             ("UAT_GLOBAL_HEAP", "1K"),
             ("UAT_CACHE", "maybe"),
             ("UAT_CACHE_FAULT", "sometimes"),
-        ] {
-            let e = only(var, bad).unwrap_err();
-            assert!(e.0.contains(&format!("{var}={bad}")), "{e}");
-        }
-    }
-
-    #[test]
-    fn the_readme_and_the_design_show_the_generated_table() {
-        let table = Config::settings_markdown();
-        for doc in ["README.md", "docs/design/settings-and-names.md"] {
-            let text = std::fs::read_to_string(format!("{}/../{doc}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-            assert!(
-                text.contains(&table),
-                "{doc}'s global memory settings table differs from the one uat-memory declares; replace it \
-                 with:\n\n{table}"
-            );
-        }
+        ]);
     }
 }

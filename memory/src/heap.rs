@@ -40,7 +40,7 @@ use am_fad::AtomicOp;
 use gasnet_sys::am::ids::GLOBAL_FREE;
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 
-use uni_threads::layer::{fatal, fmt_size, FuzzDraw, Here};
+use uni_threads::layer::{fatal, fmt_size, FuzzDraw, FuzzRequest, Here};
 
 use crate::net::net;
 
@@ -399,14 +399,7 @@ impl Heap {
     /// target's local zone and into its symmetric zone. A live block's exact
     /// address becomes one inside its header (the message would free it for
     /// real: freeing is allowed from any rank).
-    pub(crate) fn fuzz(
-        &self,
-        w: Here,
-        target: u32,
-        count: u32,
-        draw: &mut dyn FuzzDraw,
-        request: &mut dyn FnMut(gasnet_sys::am::HandlerId, &[u32]),
-    ) {
+    pub(crate) fn fuzz(&self, w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut FuzzRequest) {
         let zones = self.local.zones();
         for _ in 0..count {
             let mut data = if draw.next().is_multiple_of(4) {

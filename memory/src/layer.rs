@@ -3,7 +3,7 @@
 
 use std::any::Any;
 
-use uni_threads::layer::{Acquire, FuzzDraw, Here, Layer, Release};
+use uni_threads::layer::{Acquire, FuzzDraw, FuzzRequest, Here, Layer, Release};
 use uni_threads::settings::Settings;
 
 use crate::config::Config;
@@ -94,14 +94,7 @@ impl Layer for GlobalMemory {
         mem(w).before_wait();
     }
 
-    fn fuzz(
-        &self,
-        w: Here,
-        target: u32,
-        count: u32,
-        draw: &mut dyn FuzzDraw,
-        request: &mut dyn FnMut(gasnet_sys::am::HandlerId, &[u32]),
-    ) {
+    fn fuzz(&self, w: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut FuzzRequest) {
         mem(w).heap.fuzz(w, target, count, draw, request);
     }
 }

@@ -124,17 +124,14 @@ pub trait Layer: Sync + 'static {
     /// the layer's handlers on `target` through `request(handler, args)`,
     /// drawing payloads from `draw` (see `testing::fuzz_handlers`). None by
     /// default.
-    fn fuzz(
-        &self,
-        here: Here,
-        target: u32,
-        count: u32,
-        draw: &mut dyn FuzzDraw,
-        request: &mut dyn FnMut(HandlerId, &[u32]),
-    ) {
+    fn fuzz(&self, here: Here, target: u32, count: u32, draw: &mut dyn FuzzDraw, request: &mut FuzzRequest) {
         let _ = (here, target, count, draw, request);
     }
 }
+
+/// How [`Layer::fuzz`] sends one request: to the handler, with the
+/// arguments.
+pub type FuzzRequest<'a> = dyn FnMut(HandlerId, &[u32]) + 'a;
 
 /// The handler fuzz's seeded generator, lent to [`Layer::fuzz`].
 pub trait FuzzDraw {

@@ -67,7 +67,11 @@ pub fn markdown(settings: &[Setting]) -> String {
 }
 
 /// Declares a settings table: a struct of settings (see the module docs
-/// for what each row yields). The declaring crate writes the struct's
+/// for what each row yields), and the table's own unit tests: every
+/// setting takes its example and changes only itself, every refusal names
+/// its variable (random text included), on/off settings mean what they
+/// say, and each Markdown file of `docs` (relative to the workspace root)
+/// shows the generated table. The declaring crate writes the struct's
 /// `check_together(&self, env: &impl Fn(&str) -> Option<String>) ->
 /// Result<(), ConfigError>`: the rules between its settings.
 #[macro_export]
@@ -75,6 +79,7 @@ macro_rules! settings {
     (
         $(#[doc = $sdoc:literal])+
         pub struct $name:ident;
+        docs [$($docfile:literal),+ $(,)?];
         $(
             $(#[doc = $doc:literal])+
             $field:ident: $ty:ty = $default:expr; set $arg:ty;
@@ -153,12 +158,125 @@ macro_rules! settings {
                 }
             )*
 
-            /// Each setting's word, in the table's order (tests tell
-            /// settings apart by it).
-            #[cfg(test)]
-            fn words(&self) -> Vec<u64> {
-                use $crate::settings::SettingValue as _;
-                vec![$( self.$field.word() ),*]
+        }
+
+        #[cfg(test)]
+        mod settings_table {
+            use super::$name;
+            use $crate::settings::{ConfigError, SettingValue as _, Settings as _, BOOL_SYNTAX};
+
+            /// The table with one variable set.
+            pub(super) fn only(var: &str, value: &str) -> Result<$name, ConfigError> {
+                $name::from_lookup(|k| (k == var).then(|| value.to_string()))
+            }
+
+            /// Each `(variable, text)` is refused, naming both.
+            pub(super) fn assert_refused(cases: &[(&str, &str)]) {
+                for (var, bad) in cases {
+                    let e = only(var, bad).unwrap_err();
+                    assert!(e.0.contains(&format!("{var}={bad}")), "{e}");
+                }
+            }
+
+            /// Each configuration (made by the builder) fails validation,
+            /// naming its variable first.
+            pub(super) fn assert_invalid(cases: impl IntoIterator<Item = ($name, &'static str)>) {
+                assert!($name::default().validate().is_ok());
+                for (c, var) in cases {
+                    let e = c.validate().unwrap_err();
+                    assert!(e.0.starts_with(var), "{e}");
+                }
+            }
+
+            /// Each setting's word, in the table's order (tells settings
+            /// apart).
+            fn words(c: &$name) -> Vec<u64> {
+                vec![$( c.$field.word() ),*]
+            }
+
+            #[test]
+            fn every_setting_takes_its_example_and_nothing_else_changes() {
+                let default = words(&$name::default());
+                assert_eq!($name::from_lookup(|_| None).unwrap(), $name::default());
+                for (i, s) in $name::SETTINGS.iter().enumerate() {
+                    let c = only(s.env, s.example).unwrap_or_else(|e| panic!("{}={}: {e}", s.env, s.example));
+                    for (j, (&got, &was)) in words(&c).iter().zip(&default).enumerate() {
+                        if i == j {
+                            assert_ne!(got, was, "{}={} did not change `{}`", s.env, s.example, s.field);
+                        } else {
+                            assert_eq!(got, was, "{}={} changed {}", s.env, s.example, $name::SETTINGS[j].env);
+                        }
+                    }
+                    assert!(c.describe_settings().contains(&format!("{}=", s.env)));
+                }
+            }
+
+            #[test]
+            fn every_refusal_names_the_variable() {
+                for s in $name::SETTINGS {
+                    for bad in ["maybe", "-1", "", "1,,2", "99999999999999999999999"] {
+                        if let Err(e) = only(s.env, bad) {
+                            assert!(e.0.starts_with(&format!("{}={bad}", s.env)), "{e}");
+                        }
+                    }
+                }
+            }
+
+            #[test]
+            fn booleans_off_mean_off() {
+                for s in $name::SETTINGS.iter().filter(|s| s.values == BOOL_SYNTAX) {
+                    for (text, on) in [
+                        ("on", true),
+                        ("off", false),
+                        ("1", true),
+                        ("0", false),
+                        ("true", true),
+                        ("false", false),
+                    ] {
+                        let c = only(s.env, text).unwrap();
+                        let d = only(s.env, if on { "off" } else { "on" }).unwrap();
+                        assert_ne!(c, d, "{}={text}", s.env);
+                    }
+                }
+            }
+
+            #[test]
+            fn random_text_never_panics() {
+                // A property test of the parser: random bytes as every
+                // variable's value are taken or refused, naming the variable.
+                let mut x = 0x9e37_79b9_7f4a_7c15u64;
+                let mut next = || {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x
+                };
+                let alphabet: Vec<char> = "0123456789KMGkmg,-+. onfftrueyieldspinpaper\u{e9}\u{1F600}"
+                    .chars()
+                    .collect();
+                for _ in 0..4000 {
+                    let len = (next() % 12) as usize;
+                    let text: String = (0..len)
+                        .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                        .collect();
+                    let s = &$name::SETTINGS[(next() % $name::SETTINGS.len() as u64) as usize];
+                    if let Err(e) = only(s.env, &text) {
+                        assert!(e.0.contains(s.env), "{e}");
+                    }
+                }
+            }
+
+            #[test]
+            fn the_docs_show_the_generated_table() {
+                let table = $name::settings_markdown();
+                for doc in [$($docfile),+] {
+                    let text = std::fs::read_to_string(format!("{}/../{doc}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+                    assert!(
+                        text.contains(&table),
+                        "{doc}'s table of {} differs from the one its settings! declares; replace it with:\n\n{table}",
+                        module_path!()
+                    );
+                }
             }
         }
 

@@ -25,6 +25,7 @@ crate::settings! {
     /// environment variable, values and default are in
     /// [`Config::SETTINGS`] (the README's table).
     pub struct Config;
+    docs ["README.md", "docs/design/settings-and-names.md"];
 
     /// Bytes of the uni-address stack region (the deepest thread's frames).
     stack_size: usize = 64 << 20; set usize;
@@ -219,54 +220,18 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
+    use super::settings_table::{assert_invalid, assert_refused, only};
     use super::*;
     use crate::settings::Settings as _;
 
-    fn only(var: &str, value: &str) -> Result<Config, ConfigError> {
-        Config::from_lookup(|k| (k == var).then(|| value.to_string()))
-    }
-
     #[test]
-    fn every_setting_takes_its_example_and_nothing_else_changes() {
-        let default = Config::default().words();
-        assert_eq!(Config::from_lookup(|_| None).unwrap(), Config::default());
-        for (i, s) in Config::SETTINGS.iter().enumerate() {
-            let c = only(s.env, s.example).unwrap_or_else(|e| panic!("{}={}: {e}", s.env, s.example));
-            let words = c.words();
-            for (j, (&got, &was)) in words.iter().zip(&default).enumerate() {
-                if i == j {
-                    assert_ne!(got, was, "{}={} did not change `{}`", s.env, s.example, s.field);
-                } else {
-                    assert_eq!(got, was, "{}={} changed {}", s.env, s.example, Config::SETTINGS[j].env);
-                }
-            }
-            assert!(c.describe_settings().contains(&format!("{}=", s.env)));
-        }
-    }
-
-    #[test]
-    fn values_set_by_the_builder_meet_the_same_checks() {
-        assert!(Config::default().validate().is_ok());
-        for (c, var) in [
+    fn bad_values_are_refused_naming_the_variable() {
+        assert_invalid([
             (Config::default().stack_size(4096), "UAT_STACK_SIZE"),
             (Config::default().deque_capacity(usize::MAX), "UAT_DEQUE_CAPACITY"),
             (Config::default().lifeline_attempts(0), "UAT_LIFELINE_W"),
-        ] {
-            let e = c.validate().unwrap_err();
-            assert!(e.0.starts_with(var), "{e}");
-        }
-    }
-
-    #[test]
-    fn every_refusal_names_the_variable() {
-        for s in Config::SETTINGS {
-            for bad in ["maybe", "-1", "", "1,,2", "99999999999999999999999"] {
-                if let Err(e) = only(s.env, bad) {
-                    assert!(e.0.starts_with(&format!("{}={bad}", s.env)), "{e}");
-                }
-            }
-        }
-        for (var, bad) in [
+        ]);
+        assert_refused(&[
             ("UAT_STACK_SIZE", "4K"),
             ("UAT_DEQUE_CAPACITY", "many"),
             ("UAT_LIFELINE_W", "0"),
@@ -275,69 +240,13 @@ mod tests {
             ("UAT_POLLER_CORE", "-1"),
             ("UAT_VERBOSE", "yes"),
             ("UAT_LIFELINES", "maybe"),
-        ] {
-            let e = only(var, bad).unwrap_err();
-            assert!(e.0.contains(&format!("{var}={bad}")), "{e}");
-        }
+        ]);
     }
 
     #[test]
-    fn booleans_off_mean_off() {
-        for s in Config::SETTINGS.iter().filter(|s| s.values == BOOL_SYNTAX) {
-            for (text, on) in [
-                ("on", true),
-                ("off", false),
-                ("1", true),
-                ("0", false),
-                ("true", true),
-                ("false", false),
-            ] {
-                let c = only(s.env, text).unwrap();
-                let d = only(s.env, if on { "off" } else { "on" }).unwrap();
-                assert_ne!(c, d, "{}={text}", s.env);
-            }
-        }
+    fn booleans_set_their_field() {
         assert!(!only("UAT_VERBOSE", "off").unwrap().get_verbose());
         assert!(only("UAT_FORCE_STEAL", "1").unwrap().get_force_steal());
-    }
-
-    #[test]
-    fn random_text_never_panics() {
-        // A property test of the parser: random bytes as every variable's
-        // value are taken or refused, naming the variable.
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let alphabet: Vec<char> = "0123456789KMGkmg,-+. onfftrueyieldspinpaper\u{e9}\u{1F600}"
-            .chars()
-            .collect();
-        for _ in 0..4000 {
-            let len = (next() % 12) as usize;
-            let text: String = (0..len)
-                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
-                .collect();
-            let s = &Config::SETTINGS[(next() % Config::SETTINGS.len() as u64) as usize];
-            if let Err(e) = only(s.env, &text) {
-                assert!(e.0.contains(s.env), "{e}");
-            }
-        }
-    }
-
-    #[test]
-    fn the_readme_and_the_design_show_the_generated_table() {
-        // (Global memory's table is checked by uat-memory's own test.)
-        let table = Config::settings_markdown();
-        for doc in ["README.md", "docs/design/settings-and-names.md"] {
-            let text = std::fs::read_to_string(format!("{}/../{doc}", env!("CARGO_MANIFEST_DIR"))).unwrap();
-            assert!(
-                text.contains(&table),
-                "{doc}'s settings table differs from the one the settings declare; replace it with:\n\n{table}"
-            );
-        }
     }
 
     #[test]
