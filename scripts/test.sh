@@ -36,7 +36,17 @@ variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=(lint smp-native smp-am smp-rdma-emulated reproduce external site-gasnet udp-native mpi-native lifelines hosts ibv-native)
 
 passed=0 failed=0
+# Each variant's wall time, printed at the end (where CI's time goes).
+timings=() current="" t0=$SECONDS f0=0
+timed() {
+  [ -n "$current" ] || return 0
+  local status=ok
+  [ "$failed" = "$f0" ] || status=FAILED
+  timings+=("$(printf '%-20s %-6s %5d s' "$current" "$status" $((SECONDS - t0)))")
+}
 for variant in "${variants[@]}"; do
+  timed
+  current=$variant t0=$SECONDS f0=$failed
   if [ "$variant" = reproduce ]; then
     # The paper-reproduction pipeline end to end on tiny inputs (smp, all
     # three modes): the report tool's tests, then scripts/reproduce.sh
@@ -154,5 +164,7 @@ for variant in "${variants[@]}"; do
     failed=$((failed + 1))
   fi
 done
+timed
+printf '%s\n' "${timings[@]}"
 echo "variants: $passed passed, $failed failed"
 [ "$failed" = 0 ]

@@ -154,7 +154,9 @@ pub(crate) mod words {
 
     /// The paper's lock (atomic).
     pub(crate) const LOCK: ControlWord = ControlWord::at(0);
-    /// A spare atomic word remote fetch-and-adds may target (benchmarks).
+    /// A spare atomic word remote fetch-and-adds may target (benchmarks,
+    /// through the `testing` feature).
+    #[cfg(feature = "testing")]
     pub(crate) const FAD_BENCH: ControlWord = ControlWord::at(8);
     /// The split protocol's packed `(head, split)` (atomic).
     pub(crate) const HEAD_SPLIT: ControlWord = ControlWord::at(16);
