@@ -50,7 +50,14 @@ fn crates() -> Vec<Crate> {
     let mut packages = Vec::new();
     for manifest in ["Cargo.toml", "report/Cargo.toml"] {
         let out = Command::new(&cargo)
-            .args(["metadata", "--no-deps", "--format-version", "1", "--offline", "--manifest-path"])
+            .args([
+                "metadata",
+                "--no-deps",
+                "--format-version",
+                "1",
+                "--offline",
+                "--manifest-path",
+            ])
             .arg(root().join(manifest))
             .output()
             .expect("cargo metadata runs");
@@ -62,13 +69,20 @@ fn crates() -> Vec<Crate> {
         let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("cargo metadata's JSON");
         packages.extend(json["packages"].as_array().expect("packages").iter().cloned());
     }
-    let names: BTreeSet<String> = packages.iter().map(|p| p["name"].as_str().unwrap().to_string()).collect();
+    let names: BTreeSet<String> = packages
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
     let root = std::fs::canonicalize(root()).unwrap();
     packages
         .iter()
         .map(|p| {
             let manifest = std::fs::canonicalize(p["manifest_path"].as_str().unwrap()).unwrap();
-            let dir = manifest.parent().unwrap().strip_prefix(&root).expect("a crate inside the repository");
+            let dir = manifest
+                .parent()
+                .unwrap()
+                .strip_prefix(&root)
+                .expect("a crate inside the repository");
             let deps = p["dependencies"]
                 .as_array()
                 .unwrap()
@@ -97,7 +111,11 @@ fn block_after<'a>(text: &'a str, marker: &str, file: &str) -> Vec<&'a str> {
         .and_then(|(_, b)| b.split_once('\n'))
         .unwrap_or_else(|| panic!("{file}: no block after {marker}"))
         .1;
-    body.split_once("\n```").unwrap_or_else(|| panic!("{file}: the block after {marker} ends")).0.lines().collect()
+    body.split_once("\n```")
+        .unwrap_or_else(|| panic!("{file}: the block after {marker} ends"))
+        .0
+        .lines()
+        .collect()
 }
 
 #[test]
@@ -140,7 +158,11 @@ fn the_readme_layout_names_every_crate_of_the_workspace_and_report() {
     assert!(crates.iter().any(|c| c.name == "uat-report"), "report/ is included");
     let mut missing = Vec::new();
     for c in &crates {
-        let entry = if c.dir.is_empty() { "Cargo.toml".to_string() } else { format!("{}/", c.dir) };
+        let entry = if c.dir.is_empty() {
+            "Cargo.toml".to_string()
+        } else {
+            format!("{}/", c.dir)
+        };
         let line = layout.iter().find(|l| l.starts_with(&entry));
         match line {
             Some(l) if l.contains(&c.name) => {}
@@ -158,7 +180,9 @@ fn the_design_crate_graph_is_cargos() {
     let design = read("docs/design/README.md");
     let mut drawn: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for line in block_after(&design, "<!-- crate graph -->", "docs/design/README.md") {
-        let Some((name, deps)) = line.split_once('→') else { continue };
+        let Some((name, deps)) = line.split_once('→') else {
+            continue;
+        };
         let deps = deps.split_once("  ").map_or(deps, |d| d.0);
         let deps = deps
             .split(',')
@@ -181,7 +205,11 @@ fn the_design_crate_graph_is_cargos() {
             wrong.push(format!("{name} is drawn but is no crate"));
         }
     }
-    assert!(wrong.is_empty(), "docs/design/README.md's crate graph:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "docs/design/README.md's crate graph:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -198,7 +226,11 @@ fn the_launcher_design_lists_crates_in_an_order_cargo_agrees_with() {
     let order: Vec<&str> = line.split('`').skip(1).step_by(2).collect();
     let crates = crates();
     let names: BTreeSet<&str> = crates.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(order.iter().copied().collect::<BTreeSet<_>>(), names, "the chain names every crate: {line}");
+    assert_eq!(
+        order.iter().copied().collect::<BTreeSet<_>>(),
+        names,
+        "the chain names every crate: {line}"
+    );
     assert_eq!(order.len(), names.len(), "each once: {line}");
     for c in &crates {
         let at = order.iter().position(|n| *n == c.name).unwrap();
@@ -214,11 +246,23 @@ fn the_readme_is_short_and_shows_the_first_program_early() {
     let readme = read("README.md");
     let lines: Vec<&str> = readme.lines().collect();
     assert!(lines.len() < 300, "README.md has {} lines (under 300)", lines.len());
-    let marker = lines.iter().position(|l| *l == "<!-- program -->").expect("a <!-- program --> marker");
-    let end = (marker + 2..lines.len()).find(|&i| lines[i] == "```").expect("the program's block ends");
+    let marker = lines
+        .iter()
+        .position(|l| *l == "<!-- program -->")
+        .expect("a <!-- program --> marker");
+    let end = (marker + 2..lines.len())
+        .find(|&i| lines[i] == "```")
+        .expect("the program's block ends");
     assert!(lines[marker + 1] == "```rust", "a rust block after the marker");
-    assert!(lines[marker..end].iter().any(|l| l.contains("uat::launch")), "the program launches");
-    assert!(end < 80, "the first program ends at line {} (within the first 80)", end + 1);
+    assert!(
+        lines[marker..end].iter().any(|l| l.contains("uat::launch")),
+        "the program launches"
+    );
+    assert!(
+        end < 80,
+        "the first program ends at line {} (within the first 80)",
+        end + 1
+    );
 }
 
 #[test]
@@ -232,7 +276,9 @@ fn code_shown_from_an_example_is_in_that_example() {
             let code = block_after(piece, " -->", &file).join("\n");
             let example = read(path);
             if !example.contains(&code) {
-                wrong.push(format!("{file}: the block after <!-- example: {path} --> is not in {path}"));
+                wrong.push(format!(
+                    "{file}: the block after <!-- example: {path} --> is not in {path}"
+                ));
             }
             checked += 1;
         }
@@ -266,7 +312,15 @@ fn offence(line: &str) -> Option<&'static str> {
             before && after
         })
     };
-    for w in ["today", "yesterday", "we tried", "this session", "another session", "one session", "last session"] {
+    for w in [
+        "today",
+        "yesterday",
+        "we tried",
+        "this session",
+        "another session",
+        "one session",
+        "last session",
+    ] {
         if words(w) {
             return Some("a work-diary word");
         }
@@ -351,7 +405,10 @@ fn no_issue_numbers_or_diary_words_in_what_users_read() {
     };
     for file in user_docs() {
         let text = read(&file);
-        scan(&file, text.lines().enumerate().map(|(i, l)| (i + 1, l.to_string())).collect());
+        scan(
+            &file,
+            text.lines().enumerate().map(|(i, l)| (i + 1, l.to_string())).collect(),
+        );
     }
     let listing = |dir: &str, ext: &str| -> Vec<String> {
         let mut v: Vec<String> = std::fs::read_dir(root().join(dir))
@@ -365,27 +422,59 @@ fn no_issue_numbers_or_diary_words_in_what_users_read() {
     };
     for file in listing("scripts", ".sh") {
         let text = read(&file);
-        scan(&file, script_help(&text).into_iter().map(|(n, l)| (n, l.to_string())).collect());
+        scan(
+            &file,
+            script_help(&text)
+                .into_iter()
+                .map(|(n, l)| (n, l.to_string()))
+                .collect(),
+        );
     }
     for file in listing("report/src", ".rs") {
         let text = read(&file);
-        scan(&file, text.lines().enumerate().map(|(i, l)| (i + 1, string_literals(l))).collect());
+        scan(
+            &file,
+            text.lines()
+                .enumerate()
+                .map(|(i, l)| (i + 1, string_literals(l)))
+                .collect(),
+        );
     }
     assert!(scanned > 20, "{scanned} files scanned");
-    assert!(found.is_empty(), "issue numbers or diary words a user would read:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "issue numbers or diary words a user would read:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]
 fn the_offence_check_finds_what_it_must() {
-    for bad in ["see issue 34", "Issues 12 and 13", "(#35)", "issue #7", "we tried it today", "this session's runs"] {
+    for bad in [
+        "see issue 34",
+        "Issues 12 and 13",
+        "(#35)",
+        "issue #7",
+        "we tried it today",
+        "this session's runs",
+    ] {
         assert!(offence(bad).is_some(), "{bad}");
     }
-    for good in ["the issues a steal raises", "#[derive(Parser)]", "&#8212;", "a session under salloc", "todays"] {
+    for good in [
+        "the issues a steal raises",
+        "#[derive(Parser)]",
+        "&#8212;",
+        "a session under salloc",
+        "todays",
+    ] {
         assert!(offence(good).is_none(), "{good}");
     }
     let script = "#!/bin/sh\n# help: issue 3\nset -e\n# later: issue 4\ncat <<'EOF'\nissue 5\nEOF\necho\n";
     let help: Vec<usize> = script_help(script).into_iter().map(|(n, _)| n).collect();
     assert_eq!(help, vec![2, 6]);
-    assert_eq!(string_literals(r#"let t = "A (issue 35)".into(); // issue 9"#), "A (issue 35)\n");
+    assert_eq!(
+        string_literals(r#"let t = "A (issue 35)".into(); // issue 9"#),
+        "A (issue 35)\n"
+    );
     assert!(Path::new(&root()).join("README.md").exists());
 }

@@ -114,7 +114,12 @@ fn the_readme_pattern_example_is_examples_dot_and_prints_its_answer() {
     for ranks in rank_counts() {
         let out = run_job_with_env(&["-n", &ranks.to_string()], &example("dot"), &[&n.to_string()], &[]);
         assert_eq!(out.code, Some(0), "{ranks} ranks: {}", out.describe());
-        assert_eq!(out.stdout.trim(), (n * (n - 1)).to_string(), "{ranks} ranks: {}", out.describe());
+        assert_eq!(
+            out.stdout.trim(),
+            (n * (n - 1)).to_string(),
+            "{ranks} ranks: {}",
+            out.describe()
+        );
     }
 }
 
