@@ -7,8 +7,10 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// How a run ended, as the report tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a run ended, as the report tells it (in `runs.jsonl`: `ok`,
+/// `counted`, `unverified`, `wrong`, `failed`, `timeout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Exit 0 and a verified answer.
     Ok,
@@ -18,19 +20,24 @@ pub enum Status {
     Unverified,
     /// The answer did not match its reference.
     Wrong,
-    /// Non-zero exit, a timeout, or no JSON line.
+    /// Non-zero exit, or no JSON line.
     Failed,
+    /// Killed by the launcher at the time limit (`--timeout`).
+    Timeout,
 }
 
 impl Status {
     fn parse(s: &str) -> Status {
-        match s {
-            "ok" => Status::Ok,
-            "counted" => Status::Counted,
-            "unverified" => Status::Unverified,
-            "wrong" => Status::Wrong,
-            _ => Status::Failed,
-        }
+        [
+            Status::Ok,
+            Status::Counted,
+            Status::Unverified,
+            Status::Wrong,
+            Status::Timeout,
+        ]
+        .into_iter()
+        .find(|st| st.word() == s)
+        .unwrap_or(Status::Failed)
     }
 
     pub fn name(self) -> &'static str {
@@ -40,6 +47,19 @@ impl Status {
             Status::Unverified => "unverified",
             Status::Wrong => "WRONG",
             Status::Failed => "FAILED",
+            Status::Timeout => "TIMEOUT",
+        }
+    }
+
+    /// The status as `runs.jsonl` spells it (`ok`, `wrong`, `timeout`, ...).
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Counted => "counted",
+            Status::Unverified => "unverified",
+            Status::Wrong => "wrong",
+            Status::Failed => "failed",
+            Status::Timeout => "timeout",
         }
     }
 
@@ -103,7 +123,7 @@ impl Run {
         with_mechanisms(config_name(&self.mode, &self.empty_check), &self.mechanisms)
     }
 
-    /// What ran instead of uat (issue 35): `rayon, N threads`, `frame
+    /// What ran instead of uat: `rayon, N threads`, `frame
     /// model` or `call model` (a no-runtime child); None for uat. From the
     /// JSON line's `runtime`, `rayon_threads` and `model_child`, else (a
     /// failed run) from the driver's arguments.
@@ -277,24 +297,24 @@ impl Run {
                 .ok_or_else(|| format!("record without \"{k}\""))
         };
         let n = |k: &str| rec.get(k).and_then(Value::as_f64);
-        let output_path = dir.join(s("output")?);
-        let stderr_path = dir.join(s("stderr")?);
-        let last_line = fs::read_to_string(&output_path)
-            .ok()
-            .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string));
-        let output: Option<Value> = last_line
-            .and_then(|l| serde_json::from_str(&l).ok())
-            .filter(Value::is_object);
+        // Records written by `uat-report record` carry the benchmark's
+        // line and the stderr's tail; older ones point at the logs.
+        let output: Option<Value> = match rec.get("line") {
+            Some(line) => Some(line.clone()).filter(Value::is_object),
+            None => fs::read_to_string(dir.join(s("output")?))
+                .ok()
+                .and_then(|t| crate::record::json_line(&t)),
+        };
         let mut status = Status::parse(&s("status")?);
-        if output.is_none() && status != Status::Failed {
+        if output.is_none() && !matches!(status, Status::Failed | Status::Timeout) {
             status = Status::Failed; // the driver saw a '{' line that is not JSON
         }
-        let stderr_tail = fs::read_to_string(&stderr_path)
-            .map(|t| {
-                let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
-                lines[lines.len().saturating_sub(3)..].join(" | ")
-            })
-            .unwrap_or_default();
+        let stderr_tail = match rec.get("stderr_tail").and_then(Value::as_str) {
+            Some(tail) => tail.to_string(),
+            None => fs::read_to_string(dir.join(s("stderr")?))
+                .map(|t| crate::record::stderr_tail(&t))
+                .unwrap_or_default(),
+        };
         let runtime_oversubscribed = output
             .as_ref()
             .and_then(|o| o.get("oversubscribed"))

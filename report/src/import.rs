@@ -13,7 +13,7 @@ fn experiment(line: &Value) -> Option<(&'static str, String)> {
     let bench = line.get("bench")?.as_str()?;
     // A serial elision alone (--seq), or paired with one-rank runs (--vs-seq).
     let seq = line.get("seq").and_then(Value::as_bool).unwrap_or(false) || line.get("vs_seq").is_some();
-    // rayon or a child model (issue 35), or BTC in rayon's form: a peers
+    // rayon or a child model, or BTC in rayon's form: a peers
     // run unless paired with the serial elision.
     let peer = line.get("runtime").and_then(Value::as_str).is_some_and(|r| r != "uat")
         || line.pointer("/params/form").and_then(Value::as_str) == Some("join");
