@@ -79,7 +79,7 @@ wrong: an answer that does not match its reference; failed: another
 non-zero exit or no JSON line; timeout: the launcher's exit 124; counted:
 the UTS count itself, experiment verify; unverified: nothing to check
 against), appends the record to DIR/runs.jsonl, prints the status and
-exits 0 for ok or counted, 1 otherwise; finish stamps the end of the
+the wall time (ok (1.2 s)) and exits 0 for ok or counted, 1 otherwise; finish stamps the end of the
 runs into meta.json (the report's duration line); get prints one field
 (a /-separated path) of FILE's last JSON line; scaling-line prints the
 line scripts/scaling.sh appends for one run (exit 1 for a failed run).
@@ -161,7 +161,7 @@ fn recording_command(args: &[String]) -> Option<ExitCode> {
             ExitCode::SUCCESS
         }),
         "record" => record::record(rest).map(|r| {
-            println!("{}", r.status.word());
+            println!("{} ({:.1} s)", r.status.word(), r.wall_s);
             if r.status.usable() {
                 ExitCode::SUCCESS
             } else {
