@@ -271,6 +271,8 @@ mod tests {
             exit: 0,
             status: Status::Ok,
             wall_s: 1.0,
+            output_path: String::new(),
+            stderr_path: String::new(),
             output: Some(out),
             stderr_tail: String::new(),
         }

@@ -18,59 +18,13 @@ use std::io::Write as _;
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::data::Status;
+use crate::data::{Run, Status};
 
 /// The launcher's exit code for a job it killed at `--timeout` (`cargo uat
 /// run`'s contract, as GNU timeout's).
 pub const TIMED_OUT_EXIT: i64 = 124;
-
-/// One run of the reproduction, as `runs.jsonl` holds it (one JSON object
-/// a line). The field names are the report's contract with older results
-/// directories: `line` and `stderr_tail` are newer (older records point
-/// at `output` and `stderr` only, which the report then reads).
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Record {
-    /// The run's number in this directory, `001`, `002`, ...
-    pub id: String,
-    /// The experiment it belongs to (`scaling`, `peers`, ...; `verify` for
-    /// the UTS count).
-    pub experiment: String,
-    /// `btc`, `uts`, `micro-spawn`, ...
-    pub bench: String,
-    /// The conduit as launched (`smp`, `udp --real-udp`).
-    pub conduit: String,
-    /// The fetch-and-add mode: `native`, `am` or `rdma-emulated`.
-    pub mode: String,
-    /// `new` (the runtime's defaults) or `paper` (the paper's mechanisms).
-    pub mechanisms: String,
-    /// `on`, `off` or `na`.
-    pub empty_check: String,
-    /// The job's rank count.
-    pub ranks: u32,
-    /// The benchmark's arguments, space-separated.
-    pub args: String,
-    /// More spinning threads than cores (the launcher's rule).
-    pub oversubscribed: bool,
-    /// Settings the driver added (`UAT_CACHE=off ...`), space-separated.
-    pub env: String,
-    /// The launcher's exit code.
-    pub exit: i64,
-    /// How the run ended.
-    pub status: Status,
-    /// Wall-clock seconds of the job, launcher included.
-    pub wall_s: f64,
-    /// The run's stdout, relative to the results directory.
-    pub output: String,
-    /// The run's stderr, relative to the results directory.
-    pub stderr: String,
-    /// The benchmark's JSON line (null when it printed none).
-    pub line: Option<Value>,
-    /// The last lines of the run's stderr, joined with ` | `.
-    pub stderr_tail: String,
-}
 
 /// How a run ended, from the launcher's exit code and the benchmark's JSON
 /// line: killed at the time limit → timeout; an answer that does not match
@@ -141,7 +95,7 @@ fn flags<'a>(args: &'a [String], known: &[&str]) -> Result<std::collections::Has
 /// `record DIR --id ID ...`: classifies the run whose output is in
 /// `DIR/logs/ID.{out,err}` and appends its record to `DIR/runs.jsonl`.
 /// Returns the record (the caller prints its status).
-pub fn record(args: &[String]) -> Result<Record, String> {
+pub fn record(args: &[String]) -> Result<Run, String> {
     const KNOWN: [&str; 14] = [
         "id",
         "experiment",
@@ -182,12 +136,12 @@ pub fn record(args: &[String]) -> Result<Record, String> {
         .map(|t| stderr_tail(&t))
         .unwrap_or_default();
     let experiment = get("experiment")?;
-    let rec = Record {
+    let rec = Run {
         status: classify(&experiment, exit, line.as_ref()),
         id,
         experiment,
         bench: get("bench")?,
-        conduit: get("conduit")?,
+        conduit: Some(get("conduit")?),
         mode: get("mode")?,
         mechanisms: f.get("mechanisms").unwrap_or(&"new").to_string(),
         empty_check: f.get("empty-check").unwrap_or(&"na").to_string(),
@@ -201,9 +155,9 @@ pub fn record(args: &[String]) -> Result<Record, String> {
         env: opt("env"),
         exit,
         wall_s: (wall_s * 1000.0).round() / 1000.0,
-        output,
-        stderr,
-        line,
+        output_path: output,
+        stderr_path: stderr,
+        output: line,
         stderr_tail: tail,
     };
     append(&dir.join("runs.jsonl"), &rec)?;
@@ -211,7 +165,7 @@ pub fn record(args: &[String]) -> Result<Record, String> {
 }
 
 /// Appends one record as a JSON line.
-fn append(path: &Path, rec: &Record) -> Result<(), String> {
+fn append(path: &Path, rec: &Run) -> Result<(), String> {
     let text = serde_json::to_string(rec).map_err(|e| e.to_string())?;
     let mut file = fs::OpenOptions::new()
         .append(true)
@@ -420,13 +374,13 @@ mod tests {
         assert!(meta["finished_unix"].as_f64().unwrap() >= meta["runs_started_unix"].as_f64().unwrap());
 
         let text = fs::read_to_string(dir.join("runs.jsonl")).unwrap();
-        let recs: Vec<Record> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        let recs: Vec<Run> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
         assert_eq!(recs.len(), 2);
         assert_eq!(recs[0].args, "--depth 4 \"x\"\\");
         assert_eq!(recs[0].env, "UAT_CACHE=off");
-        assert_eq!(recs[0].line, Some(json!({"bench": "btc", "verified": false})));
+        assert_eq!(recs[0].output, Some(json!({"bench": "btc", "verified": false})));
         assert_eq!(recs[0].stderr_tail, "rank 0: \"wrong\" answer\\n");
-        assert_eq!((recs[1].line.clone(), recs[1].exit), (None, 101));
+        assert_eq!((recs[1].output.clone(), recs[1].exit), (None, 101));
         assert!(text.contains("\"status\":\"wrong\"") && text.contains("\"status\":\"failed\""), "{text}");
         // And the report reads them back.
         let res = crate::data::Results::load(&dir).unwrap();
