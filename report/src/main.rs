@@ -344,7 +344,11 @@ mod tests {
         // The script's stamps: its own duration, in the report and last on stdout.
         let duration = "Duration: 4 runs in 2 min 5 s (building 1 min 0 s, running 1 min 5 s)";
         assert!(md.contains(duration), "{md}");
-        assert!(made.stdout.trim_end().lines().last().unwrap().starts_with(duration), "{}", made.stdout);
+        assert!(
+            made.stdout.trim_end().lines().last().unwrap().starts_with(duration),
+            "{}",
+            made.stdout
+        );
         // 2.0 s on one rank, 1.25 s on two: speed-up 1.6, efficiency 80%.
         assert!(md.contains("1.25 s (80%)"), "{md}");
         assert!(made.stdout.contains("1.60×"), "{}", made.stdout);

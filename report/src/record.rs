@@ -167,10 +167,12 @@ pub fn record(args: &[String]) -> Result<Run, String> {
 /// Appends one record as a JSON line.
 fn append(path: &Path, rec: &Run) -> Result<(), String> {
     let text = serde_json::to_string(rec).map_err(|e| e.to_string())?;
-    let mut file = fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("cannot append to {}: {e} (run `uat-report start` first)", path.display()))?;
+    let mut file = fs::OpenOptions::new().append(true).open(path).map_err(|e| {
+        format!(
+            "cannot append to {}: {e} (run `uat-report start` first)",
+            path.display()
+        )
+    })?;
     writeln!(file, "{text}").map_err(|e| format!("cannot append to {}: {e}", path.display()))
 }
 
@@ -273,7 +275,11 @@ pub fn scaling_line(args: &[String]) -> Result<(String, bool), String> {
         .map_err(|_| "--ranks wants an integer".to_string())?;
     let oversubscribed = get("oversubscribed")? == "true";
     let line = fs::read_to_string(get("stdout")?).ok().and_then(|t| json_line(&t));
-    let fine = exit == 0 && matches!(line.as_ref().and_then(|l| l.get("verified")), Some(Value::Bool(true) | Value::Null));
+    let fine = exit == 0
+        && matches!(
+            line.as_ref().and_then(|l| l.get("verified")),
+            Some(Value::Bool(true) | Value::Null)
+        );
     let mut out = match line {
         Some(Value::Object(m)) if fine => m,
         _ => {
@@ -348,13 +354,35 @@ mod tests {
     fn records_are_json_whatever_the_arguments_hold() {
         let dir = temp_dir("records");
         let d = dir.to_str().unwrap();
-        start(&strings(&[d, "host=a \"quoted\" host", "cores:=2", "commit=0123456", "quick:=true"])).unwrap();
+        start(&strings(&[
+            d,
+            "host=a \"quoted\" host",
+            "cores:=2",
+            "commit=0123456",
+            "quick:=true",
+        ]))
+        .unwrap();
         // A second start on the same directory is refused once it holds a run.
-        fs::write(dir.join("logs/001.out"), "progress\n{\"bench\":\"btc\",\"verified\":false}\n").unwrap();
+        fs::write(
+            dir.join("logs/001.out"),
+            "progress\n{\"bench\":\"btc\",\"verified\":false}\n",
+        )
+        .unwrap();
         fs::write(dir.join("logs/001.err"), "rank 0: \"wrong\" answer\\n\n").unwrap();
         fs::write(dir.join("logs/002.out"), "").unwrap();
         fs::write(dir.join("logs/002.err"), "thread 'main' panicked\n").unwrap();
-        let common = ["--bench", "btc", "--conduit", "smp", "--mode", "am", "--ranks", "2", "--started", "1.5"];
+        let common = [
+            "--bench",
+            "btc",
+            "--conduit",
+            "smp",
+            "--mode",
+            "am",
+            "--ranks",
+            "2",
+            "--started",
+            "1.5",
+        ];
         let mut a = strings(&[d, "--id", "001", "--experiment", "scaling", "--exit", "1"]);
         a.extend(strings(&common));
         a.extend(strings(&["--args", "--depth 4 \"x\"\\", "--env", "UAT_CACHE=off"]));
@@ -381,7 +409,10 @@ mod tests {
         assert_eq!(recs[0].output, Some(json!({"bench": "btc", "verified": false})));
         assert_eq!(recs[0].stderr_tail, "rank 0: \"wrong\" answer\\n");
         assert_eq!((recs[1].output.clone(), recs[1].exit), (None, 101));
-        assert!(text.contains("\"status\":\"wrong\"") && text.contains("\"status\":\"failed\""), "{text}");
+        assert!(
+            text.contains("\"status\":\"wrong\"") && text.contains("\"status\":\"failed\""),
+            "{text}"
+        );
         // And the report reads them back.
         let res = crate::data::Results::load(&dir).unwrap();
         assert_eq!(res.runs[0].status, Status::Wrong);
@@ -411,8 +442,20 @@ mod tests {
         fs::write(&err, "a \"quoted\" error\n").unwrap();
         let args = |exit: &str| {
             strings(&[
-                "--label", "btc --depth 4", "--fad", "am", "--ranks", "2", "--exit", exit, "--oversubscribed",
-                "false", "--stdout", out.to_str().unwrap(), "--stderr", err.to_str().unwrap(),
+                "--label",
+                "btc --depth 4",
+                "--fad",
+                "am",
+                "--ranks",
+                "2",
+                "--exit",
+                exit,
+                "--oversubscribed",
+                "false",
+                "--stdout",
+                out.to_str().unwrap(),
+                "--stderr",
+                err.to_str().unwrap(),
             ])
         };
         let (line, fine) = scaling_line(&args("0")).unwrap();

@@ -40,7 +40,9 @@ fn flags(text: &str) -> BTreeSet<String> {
 /// The text of `text` from `start` up to `end`.
 fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
     let from = text.find(start).unwrap_or_else(|| panic!("no '{start}'")) + start.len();
-    let to = text[from..].find(end).unwrap_or_else(|| panic!("no '{end}' after '{start}'"));
+    let to = text[from..]
+        .find(end)
+        .unwrap_or_else(|| panic!("no '{end}' after '{start}'"));
     &text[from..from + to]
 }
 
@@ -77,7 +79,10 @@ fn the_design_doc_names_the_options_and_experiments_that_help_describes() {
     assert_eq!(in_help, in_doc, "the experiments differ between --help and the doc");
     // The help describes each experiment it accepts.
     for e in &in_help {
-        assert!(help.contains(&format!("\n  {e} ")), "--help does not describe the experiment {e}");
+        assert!(
+            help.contains(&format!("\n  {e} ")),
+            "--help does not describe the experiment {e}"
+        );
     }
 }
 
@@ -86,9 +91,17 @@ fn the_help_names_no_private_issue_numbers() {
     let help = help().to_lowercase();
     for (i, _) in help.match_indices("issue") {
         let next: String = help[i + 5..].chars().take(3).collect();
-        assert!(!next.trim_start().starts_with(|c: char| c.is_ascii_digit()), "--help: '{}'", &help[i..]);
+        assert!(
+            !next.trim_start().starts_with(|c: char| c.is_ascii_digit()),
+            "--help: '{}'",
+            &help[i..]
+        );
     }
     for (i, _) in help.match_indices('#') {
-        assert!(!help[i + 1..].starts_with(|c: char| c.is_ascii_digit()), "--help: '{}'", &help[i..]);
+        assert!(
+            !help[i + 1..].starts_with(|c: char| c.is_ascii_digit()),
+            "--help: '{}'",
+            &help[i..]
+        );
     }
 }
