@@ -13,6 +13,7 @@
 //! - `uat-report scaling-line ...`: the line `scripts/scaling.sh` appends
 //!   for one run.
 
+use std::collections::HashMap;
 use std::fs;
 use std::io::Write as _;
 use std::path::Path;
@@ -77,19 +78,47 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
         .map_err(|_| format!("'{s}' is not a number of seconds"))
 }
 
-/// `--name value` pairs into a map; every name must be one of `known`.
-fn flags<'a>(args: &'a [String], known: &[&str]) -> Result<std::collections::HashMap<&'a str, &'a str>, String> {
-    let mut map = std::collections::HashMap::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let name = a
-            .strip_prefix("--")
-            .filter(|n| known.contains(n))
-            .ok_or_else(|| format!("unexpected argument '{a}' (want one of --{})", known.join(", --")))?;
-        let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
-        map.insert(name, value.as_str());
+/// A subcommand's `--name value` pairs.
+struct Flags<'a> {
+    /// The subcommand, for messages.
+    cmd: &'static str,
+    map: HashMap<&'a str, &'a str>,
+}
+
+impl<'a> Flags<'a> {
+    /// `args` as `--name value` pairs; every name must be one of `known`.
+    fn parse(cmd: &'static str, args: &'a [String], known: &[&str]) -> Result<Flags<'a>, String> {
+        let mut map = HashMap::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let name = a
+                .strip_prefix("--")
+                .filter(|n| known.contains(n))
+                .ok_or_else(|| format!("unexpected argument '{a}' (want one of --{})", known.join(", --")))?;
+            let value = it.next().ok_or_else(|| format!("--{name} needs a value"))?;
+            map.insert(name, value.as_str());
+        }
+        Ok(Flags { cmd, map })
     }
-    Ok(map)
+
+    /// A value the subcommand cannot go without.
+    fn get(&self, name: &str) -> Result<&'a str, String> {
+        self.map
+            .get(name)
+            .copied()
+            .ok_or_else(|| format!("{} wants --{name}", self.cmd))
+    }
+
+    /// A value that may be left out, or `default`.
+    fn or(&self, name: &str, default: &'a str) -> &'a str {
+        self.map.get(name).copied().unwrap_or(default)
+    }
+
+    /// A number the subcommand cannot go without.
+    fn number<T: std::str::FromStr>(&self, name: &str) -> Result<T, String> {
+        let v = self.get(name)?;
+        v.parse().map_err(|_| format!("--{name} wants a number, got '{v}'"))
+    }
 }
 
 /// `record DIR --id ID ...`: classifies the run whose output is in
@@ -114,17 +143,11 @@ pub fn record(args: &[String]) -> Result<Run, String> {
     ];
     let (dir, rest) = args.split_first().ok_or("record wants the results directory first")?;
     let dir = Path::new(dir);
-    let f = flags(rest, &KNOWN)?;
-    let get = |k: &str| f.get(k).map(|v| v.to_string()).ok_or(format!("record wants --{k}"));
-    let opt = |k: &str| f.get(k).map(|v| v.to_string()).unwrap_or_default();
-    let id = get("id")?;
-    let exit: i64 = get("exit")?
-        .parse()
-        .map_err(|_| "--exit wants an integer".to_string())?;
-    let ranks: u32 = get("ranks")?
-        .parse()
-        .map_err(|_| "--ranks wants a positive integer".to_string())?;
-    let wall_s = match (f.get("wall-s"), f.get("started")) {
+    let f = Flags::parse("record", rest, &KNOWN)?;
+    let id = f.get("id")?.to_string();
+    let exit: i64 = f.number("exit")?;
+    let ranks: u32 = f.number("ranks")?;
+    let wall_s = match (f.map.get("wall-s"), f.map.get("started")) {
         (Some(w), _) => parse_seconds(w)?,
         (None, Some(t0)) => (now_unix() - parse_seconds(t0)?).max(0.0),
         (None, None) => return Err("record wants --started (the run's start, Unix seconds) or --wall-s".into()),
@@ -135,24 +158,24 @@ pub fn record(args: &[String]) -> Result<Run, String> {
     let tail = fs::read_to_string(dir.join(&stderr))
         .map(|t| stderr_tail(&t))
         .unwrap_or_default();
-    let experiment = get("experiment")?;
+    let experiment = f.get("experiment")?.to_string();
     let rec = Run {
         status: classify(&experiment, exit, line.as_ref()),
         id,
         experiment,
-        bench: get("bench")?,
-        conduit: Some(get("conduit")?),
-        mode: get("mode")?,
-        mechanisms: f.get("mechanisms").unwrap_or(&"new").to_string(),
-        empty_check: f.get("empty-check").unwrap_or(&"na").to_string(),
+        bench: f.get("bench")?.to_string(),
+        conduit: Some(f.get("conduit")?.to_string()),
+        mode: f.get("mode")?.to_string(),
+        mechanisms: f.or("mechanisms", "new").to_string(),
+        empty_check: f.or("empty-check", "na").to_string(),
         ranks,
-        args: opt("args"),
-        oversubscribed: match f.get("oversubscribed").copied().unwrap_or("false") {
+        args: f.or("args", "").to_string(),
+        oversubscribed: match f.or("oversubscribed", "false") {
             "true" => true,
             "false" => false,
             o => return Err(format!("--oversubscribed wants true or false, got '{o}'")),
         },
-        env: opt("env"),
+        env: f.or("env", "").to_string(),
         exit,
         wall_s: (wall_s * 1000.0).round() / 1000.0,
         output_path: output,
@@ -262,19 +285,15 @@ pub fn get(args: &[String]) -> Result<String, String> {
 /// verify against), else a failure record (`failed`, `exit`, `error`: the
 /// last lines of stderr). Returns (the line, whether the run is fine).
 pub fn scaling_line(args: &[String]) -> Result<(String, bool), String> {
-    let f = flags(
+    let f = Flags::parse(
+        "scaling-line",
         args,
         &["label", "fad", "ranks", "exit", "oversubscribed", "stdout", "stderr"],
     )?;
-    let get = |k: &str| f.get(k).copied().ok_or(format!("scaling-line wants --{k}"));
-    let exit: i64 = get("exit")?
-        .parse()
-        .map_err(|_| "--exit wants an integer".to_string())?;
-    let ranks: u64 = get("ranks")?
-        .parse()
-        .map_err(|_| "--ranks wants an integer".to_string())?;
-    let oversubscribed = get("oversubscribed")? == "true";
-    let line = fs::read_to_string(get("stdout")?).ok().and_then(|t| json_line(&t));
+    let exit: i64 = f.number("exit")?;
+    let ranks: u64 = f.number("ranks")?;
+    let oversubscribed = f.get("oversubscribed")? == "true";
+    let line = fs::read_to_string(f.get("stdout")?).ok().and_then(|t| json_line(&t));
     let fine = exit == 0
         && matches!(
             line.as_ref().and_then(|l| l.get("verified")),
@@ -283,12 +302,12 @@ pub fn scaling_line(args: &[String]) -> Result<(String, bool), String> {
     let mut out = match line {
         Some(Value::Object(m)) if fine => m,
         _ => {
-            let err = fs::read_to_string(get("stderr")?)
+            let err = fs::read_to_string(f.get("stderr")?)
                 .map(|t| stderr_tail(&t))
                 .unwrap_or_default();
             let mut m = Map::new();
-            m.insert("bench_args".into(), get("label")?.into());
-            m.insert("fad".into(), get("fad")?.into());
+            m.insert("bench_args".into(), f.get("label")?.into());
+            m.insert("fad".into(), f.get("fad")?.into());
             m.insert("ranks".into(), ranks.into());
             m.insert("failed".into(), true.into());
             m.insert("exit".into(), exit.into());
@@ -296,7 +315,7 @@ pub fn scaling_line(args: &[String]) -> Result<(String, bool), String> {
             m
         }
     };
-    out.insert("label".into(), get("label")?.into());
+    out.insert("label".into(), f.get("label")?.into());
     out.insert("oversubscribed".into(), oversubscribed.into());
     Ok((Value::Object(out).to_string(), fine))
 }
