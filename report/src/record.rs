@@ -235,7 +235,7 @@ pub fn start(args: &[String]) -> Result<String, String> {
     if holds_logs || holds_runs || dir.join("logs.tar.xz").exists() {
         return Err(format!("{} already holds a run; pick another --out", dir.display()));
     }
-    meta.insert("runs_started_unix".into(), Value::from(now_unix().floor()));
+    meta.insert("runs_started_unix".into(), Value::from(now_unix() as u64));
     write_meta(dir, &meta)?;
     fs::write(&runs, "").map_err(|e| format!("cannot write {}: {e}", runs.display()))?;
     Ok(format!("started {}", dir.display()))
@@ -257,7 +257,7 @@ pub fn finish(args: &[String]) -> Result<String, String> {
     let text = fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut meta: Map<String, Value> =
         serde_json::from_str(&text).map_err(|e| format!("{}: not a JSON object: {e}", path.display()))?;
-    meta.insert("finished_unix".into(), Value::from(now_unix().floor()));
+    meta.insert("finished_unix".into(), Value::from(now_unix() as u64));
     write_meta(dir, &meta)?;
     Ok(format!("finished {}", dir.display()))
 }
