@@ -89,7 +89,7 @@ where
     let w = worker_for_task("uat::spawn");
     // The attention word (one load, `Worker::check_attention`). The per-task
     // hooks (trace, work/span) keep it set while they are on (their mark,
-    // AttentionBits::HOOKS), so they are looked for only behind this
+    // the HOOKS mark), so they are looked for only behind this
     // branch, which a clear word skips: when off they cost a spawn nothing
     // (on the network, where the periodic mark keeps the word set, one
     // more branch); when on, the same code runs with them compiled in.
