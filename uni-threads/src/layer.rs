@@ -47,7 +47,7 @@ use std::marker::PhantomData;
 use gasnet_sys::am::Handler;
 use gasnet_sys::Gasnet;
 
-pub use crate::config::fmt_size;
+pub use crate::fatal::fmt_size;
 use crate::worker::{worker_for_thread, Worker};
 
 /// A release point (see the module table).

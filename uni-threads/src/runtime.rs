@@ -138,7 +138,14 @@ impl Runtime {
         config.validate().map_err(|e| StartError::Other(e.to_string()))?;
         check_settings_agree(gasnet, &config);
         gasnet.set_cross_host_delay(config.net_delay);
-        let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
+        let sizes = crate::arena::Sizes {
+            deque_capacity: config.deque_capacity,
+            future_cells: config.future_cells,
+            rdma_region: config.rdma_region,
+            stack_size: config.stack_size,
+            global_heap: config.global_heap,
+        };
+        let layout = Layout::new(&sizes, ranks, deque::ENTRY_BYTES, CELL_SIZE);
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
             .register_handlers(&crate::future::handlers())

@@ -79,12 +79,11 @@ use am_fad::sleep::{self, Wake, AWAKE};
 use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
 use gasnet_sys::wait::Patience;
 
+pub(crate) use crate::arena::MAX_LIFELINES;
 use crate::arena::{ControlWord, LIFELINE_SLOTS, SLEEP_WORD, WOKEN_BY_WORD};
 use crate::deque::Entry;
 use crate::worker::Worker;
 
-/// Lifelines per rank at most (dimensions of the graph).
-pub(crate) const MAX_LIFELINES: usize = 32;
 /// The longest a sleeping rank goes without polling GASNet: the latency
 /// bound for what reaches it only by message.
 pub(crate) const SLEEP_PERIOD: Duration = Duration::from_millis(1);

@@ -28,7 +28,15 @@ use std::path::PathBuf;
 
 use uat_trace::{Kind, KindTotal, Outcome, RankHeader, Record};
 
-use crate::config::TraceMode;
+
+/// What a trace keeps (`UAT_TRACE_MODE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceMode {
+    /// Every record (up to `UAT_TRACE_EVENTS` per rank) and the totals.
+    Timeline,
+    /// Each kind's count, total and maximum only.
+    Stats,
+}
 
 /// Kinds by code (codes are small: an array indexed by code).
 const KIND_SLOTS: usize = 16;
@@ -361,7 +369,7 @@ fn merge(dir: &std::path::Path) {
         Ok(written) => {
             // The statistics mode's table, at the end (a timeline's is in
             // stats.txt, next to it).
-            if crate::worker::worker().config.trace_mode == crate::config::TraceMode::Stats {
+            if crate::worker::worker().config.trace_mode == TraceMode::Stats {
                 if let Ok(table) = std::fs::read_to_string(&written.stats_text) {
                     eprint!("{table}");
                 }
