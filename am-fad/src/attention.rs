@@ -51,7 +51,10 @@ impl AttentionBits {
     /// [`AttentionBits::REQUEST`]'s (checked when evaluated: the layers
     /// declare theirs as consts). Register it with [`claim`].
     pub const fn owner_bit(n: u32) -> AttentionBits {
-        assert!(n < 64 && n != REQUEST_BIT, "an owner's mark is a bit of the word other than REQUEST's");
+        assert!(
+            n < 64 && n != REQUEST_BIT,
+            "an owner's mark is a bit of the word other than REQUEST's"
+        );
         AttentionBits(1 << n)
     }
 

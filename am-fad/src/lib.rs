@@ -17,8 +17,8 @@
 //! service is [`service`], the communication-assisting thread [`poller`].
 
 pub mod attention;
-mod mode;
 pub mod global;
+mod mode;
 mod op;
 pub mod poller;
 pub mod refusals;
@@ -28,8 +28,8 @@ pub mod sleep;
 mod words;
 
 pub use attention::{raise_attention, AttentionBits};
-pub use mode::{default_poll_interval, Mode, MODE};
 pub use global::{AtomicOp, GlobalAtomics};
+pub use mode::{default_poll_interval, Mode, MODE};
 pub use words::DequeAtomics;
 
 /// TSC cycles this process has spent in fetch-and-add request handlers

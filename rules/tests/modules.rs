@@ -22,7 +22,8 @@
 //! `$crate::` paths in macros, and `pub(in path)` visibilities.
 //!
 //! The test fails with every strongly connected set of modules, each edge
-//! with the file, line and path that makes it.
+//! with the file, line and path that makes it. `UAT_MODULE_GRAPH=1` prints
+//! every graph (with `-- --nocapture`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -88,10 +89,16 @@ fn the_checker_finds_a_planted_circle() {
     assert_eq!(crates.len(), 2, "{crates:?}");
     let report = circles(&dir, &crates);
     let _ = fs::remove_dir_all(&dir);
-    assert!(report.contains("circle in the crate root of a/src/lib.rs: x, y, z"), "{report}");
+    assert!(
+        report.contains("circle in the crate root of a/src/lib.rs: x, y, z"),
+        "{report}"
+    );
     assert!(report.contains("x -> y at a/src/x.rs:1 `crate::Limit`"), "{report}");
     assert!(report.contains("y -> z at a/src/y.rs:5 `crate::z::g`"), "{report}");
-    assert!(report.contains("z -> x at a/src/z/inner.rs:2 `super::super::x::X`"), "{report}");
+    assert!(
+        report.contains("z -> x at a/src/z/inner.rs:2 `super::super::x::X`"),
+        "{report}"
+    );
     assert_eq!(report.matches("circle").count(), 1, "{report}");
 }
 
@@ -114,7 +121,9 @@ fn crates(repo: &Path) -> Vec<Crate> {
     let mut out = Vec::new();
     for package in packages {
         let dir = repo.join(&package);
-        let Ok(manifest) = fs::read_to_string(dir.join("Cargo.toml")) else { continue };
+        let Ok(manifest) = fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
         let mut roots = BTreeSet::new();
         for default in ["src/lib.rs", "src/main.rs", "build.rs"] {
             if dir.join(default).is_file() {
@@ -128,7 +137,11 @@ fn crates(repo: &Path) -> Vec<Crate> {
         }
         for line in manifest.lines() {
             let line = line.trim();
-            if let Some(value) = line.strip_prefix("path").map(str::trim).and_then(|l| l.strip_prefix('=')) {
+            if let Some(value) = line
+                .strip_prefix("path")
+                .map(str::trim)
+                .and_then(|l| l.strip_prefix('='))
+            {
                 let value = value.trim().trim_matches('"');
                 if value.ends_with(".rs") && dir.join(value).is_file() {
                     roots.insert(dir.join(value));
@@ -142,10 +155,15 @@ fn crates(repo: &Path) -> Vec<Crate> {
 
 /// The quoted strings of `key = [...]` in a manifest.
 fn string_list(manifest: &str, key: &str) -> Vec<String> {
-    let Some(start) = manifest.find(&format!("{key} = [")) else { return Vec::new() };
+    let Some(start) = manifest.find(&format!("{key} = [")) else {
+        return Vec::new();
+    };
     let rest = &manifest[start..];
     let list = &rest[rest.find('[').unwrap() + 1..rest.find(']').unwrap()];
-    list.split(',').map(|s| s.trim().trim_matches('"').to_string()).filter(|s| !s.is_empty()).collect()
+    list.split(',')
+        .map(|s| s.trim().trim_matches('"').to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
 }
 
 // ---------------------------------------------------------------- tokens
@@ -498,14 +516,22 @@ impl Tree {
                 let mut k = i + 1;
                 use_tree(&t[..end], &mut k, Vec::new(), &mut leaves);
                 for (segs, name) in leaves {
-                    self.modules[me].imports.push(Import { segs, name, public, line: t[i].line });
+                    self.modules[me].imports.push(Import {
+                        segs,
+                        name,
+                        public,
+                        line: t[i].line,
+                    });
                 }
                 skip[i..end.min(t.len())].iter_mut().for_each(|s| *s = true);
                 i = end;
                 continue;
             }
             if let Some(w) = word {
-                if matches!(w, "fn" | "struct" | "enum" | "const" | "static" | "type" | "trait" | "union") {
+                if matches!(
+                    w,
+                    "fn" | "struct" | "enum" | "const" | "static" | "type" | "trait" | "union"
+                ) {
                     if let Some(name) = t.get(i + 1).and_then(Token::ident) {
                         self.modules[me].defined.insert(name.to_string());
                     }
@@ -523,7 +549,9 @@ impl Tree {
         let mut i = 0;
         while i < t.len() {
             let starts = !skip[i]
-                && t[i].ident().is_some_and(|w| matches!(w, "crate" | "super" | "self") || children.contains(w))
+                && t[i]
+                    .ident()
+                    .is_some_and(|w| matches!(w, "crate" | "super" | "self") || children.contains(w))
                 && t.get(i + 1).is_some_and(|x| x.tok == Tok::PathSep)
                 && (i == 0 || t[i - 1].tok != Tok::PathSep);
             if !starts {
@@ -547,7 +575,10 @@ impl Tree {
             .imports
             .iter()
             .filter(|u| !u.public)
-            .map(|u| Ref { segs: u.segs.clone(), line: u.line })
+            .map(|u| Ref {
+                segs: u.segs.clone(),
+                line: u.line,
+            })
             .collect();
         self.modules[me].refs.extend(private);
     }
@@ -612,15 +643,21 @@ impl Tree {
 
     /// Whether `segs` (seen from `from`) names a module, not an item.
     fn is_named_module(&self, from: usize, segs: &[String]) -> bool {
-        let Some(target) = self.resolve(from, segs, 0) else { return false };
-        segs.last().is_some_and(|l| l == "self" || self.modules[target].path.last() == Some(l))
+        let Some(target) = self.resolve(from, segs, 0) else {
+            return false;
+        };
+        segs.last()
+            .is_some_and(|l| l == "self" || self.modules[target].path.last() == Some(l))
             || (segs.len() == 1 && segs[0] == "crate")
     }
 
     /// The module whose file holds `m`: `m`, or the file module around an
     /// inline `mod`.
     fn file_module(&self, mut m: usize) -> usize {
-        while let Some(p) = self.modules[m].parent.filter(|&p| self.modules[p].file == self.modules[m].file) {
+        while let Some(p) = self.modules[m]
+            .parent
+            .filter(|&p| self.modules[p].file == self.modules[m].file)
+        {
             m = p;
         }
         m
@@ -655,9 +692,17 @@ fn use_tree(t: &[Token], i: &mut usize, prefix: Vec<String>, out: &mut Vec<(Vec<
                     *i += 1;
                     continue;
                 }
-                let mut name = if s == "self" { segs.iter().rev().nth(1).cloned() } else { Some(s.clone()) };
+                let mut name = if s == "self" {
+                    segs.iter().rev().nth(1).cloned()
+                } else {
+                    Some(s.clone())
+                };
                 if t.get(*i).and_then(Token::ident) == Some("as") {
-                    name = t.get(*i + 1).and_then(Token::ident).map(str::to_string).filter(|n| n != "_");
+                    name = t
+                        .get(*i + 1)
+                        .and_then(Token::ident)
+                        .map(str::to_string)
+                        .filter(|n| n != "_");
                     *i += 2;
                 }
                 if segs.last().is_some_and(|l| l == "self") {
@@ -702,7 +747,9 @@ fn circles(repo: &Path, crates: &[Crate]) -> String {
         let mut edges: BTreeMap<(usize, String, String), Vec<String>> = BTreeMap::new();
         for (from, m) in tree.modules.iter().enumerate() {
             for r in &m.refs {
-                let Some(to) = tree.resolve(from, &r.segs, 0) else { continue };
+                let Some(to) = tree.resolve(from, &r.segs, 0) else {
+                    continue;
+                };
                 if to == from {
                     continue;
                 }
@@ -715,13 +762,29 @@ fn circles(repo: &Path, crates: &[Crate]) -> String {
                 let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
                 let graph = a[common - 1];
                 let node = |chain: &[usize]| {
-                    chain.get(common).map_or(String::new(), |&c| tree.modules[c].path.last().unwrap().clone())
+                    chain
+                        .get(common)
+                        .map_or(String::new(), |&c| tree.modules[c].path.last().unwrap().clone())
                 };
                 let file = m.file.strip_prefix(repo).unwrap_or(&m.file).display().to_string();
-                edges
-                    .entry((graph, node(&a), node(&b)))
-                    .or_default()
-                    .push(format!("{file}:{} `{}`", r.line, r.segs.join("::")));
+                edges.entry((graph, node(&a), node(&b))).or_default().push(format!(
+                    "{file}:{} `{}`",
+                    r.line,
+                    r.segs.join("::")
+                ));
+            }
+        }
+        if std::env::var_os("UAT_MODULE_GRAPH").is_some() {
+            // The graphs themselves, to read (UAT_MODULE_GRAPH=1 cargo test
+            // -p uat-rules --test modules -- --nocapture).
+            for ((graph, a, b), refs) in &edges {
+                let m = &tree.modules[*graph];
+                println!(
+                    "{} {}: {a} -> {b} ({} refs)",
+                    krate.root.display(),
+                    name_of(m),
+                    refs.len()
+                );
             }
         }
         let graphs: BTreeSet<usize> = edges.keys().map(|k| k.0).collect();
@@ -734,7 +797,13 @@ fn circles(repo: &Path, crates: &[Crate]) -> String {
             for scc in strongly_connected(&g) {
                 let m = &tree.modules[graph];
                 let file = m.file.strip_prefix(repo).unwrap_or(&m.file).display();
-                let label = |n: &str| if n.is_empty() { format!("{}'s own items", name_of(m)) } else { n.to_string() };
+                let label = |n: &str| {
+                    if n.is_empty() {
+                        format!("{}'s own items", name_of(m))
+                    } else {
+                        n.to_string()
+                    }
+                };
                 let names: Vec<String> = scc.iter().map(|n| label(n)).collect();
                 let _ = writeln!(report, "circle in {} of {file}: {}", name_of(m), names.join(", "));
                 for ((x, y), refs) in &g {

@@ -38,7 +38,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use gasnet_sys::Gasnet;
 
-
 /// The arena's fixed point in every process: the control page; the stack
 /// region ends here. Far from where Linux places heap, stacks, libraries and
 /// (non-PIE) executables.

@@ -95,11 +95,7 @@ impl Attention {
             interval,
             countdown: Cell::new(interval.max(1)),
             layer: Cell::new(AttentionBits::NONE),
-            hooks: if hooks {
-                HOOKS
-            } else {
-                AttentionBits::NONE
-            },
+            hooks: if hooks { HOOKS } else { AttentionBits::NONE },
         };
         word.store(a.own_bits().word(), Ordering::Release);
         a

@@ -7,7 +7,6 @@
 
 use gasnet_sys::Gasnet;
 
-
 /// A size as a person wrote it: "256K", "64M", "1G", or bytes — the form
 /// the `UAT_*` settings accept, so a suggestion can be pasted back.
 pub fn fmt_size(bytes: usize) -> String {

@@ -25,7 +25,6 @@ use std::cell::{Cell, RefCell};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-
 /// How a thief chooses whom to steal from (`UAT_VICTIMS`; the same on
 /// every rank). This module states both rules.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -103,8 +103,6 @@ pub(crate) struct Worker {
     pub victims: Victims,
     /// Quiescing when idle, waking the idle when busy.
     pub lifelines: Lifelines,
-    /// The layer above (global memory), called at the ordering points.
-    pub layer: &'static dyn crate::layer::Layer,
     /// Its per-process state ([`crate::layer::Here::state`]).
     pub layer_state: std::cell::OnceCell<Box<dyn std::any::Any>>,
     pub thread: ThreadPlace,
@@ -294,56 +292,6 @@ pub(crate) fn install(w: Worker) {
 }
 
 impl Worker {
-    /// What every spawn (`pushing`: it is about to push a continuation) and
-    /// `poll_point` does for other ranks: one load of the attention word;
-    /// when it is set, serve (see [`crate::attention`]).
-    #[inline(always)]
-    pub(crate) fn check_attention(&self, pushing: bool) {
-        if Attention::raised() && self.attention.due() {
-            self.attend(pushing);
-        }
-    }
-
-    /// The attention word is set: poll for Active Messages (fetch-and-add
-    /// requests in `am` mode, remote frees); if another rank raised it,
-    /// expose an entry to the thief that asked for work and wake the ranks
-    /// waiting on this one's lifelines ([`crate::lifeline`]).
-    #[inline(never)]
-    pub(crate) fn attend(&self, pushing: bool) {
-        if self.attention.layer_marked() {
-            let at = if pushing {
-                crate::layer::Release::Spawn
-            } else {
-                crate::layer::Release::Poll
-            };
-            self.layer.release(crate::layer::Here::of(worker()), at);
-        }
-        let start = if self.trace.on() { crate::tsc::now() } else { 0 };
-        let requested = self.attention.take();
-        self.poll_now();
-        if requested {
-            if self.deque.expose() {
-                self.run.counters.update(|c| c.exposures += 1);
-            }
-            if self.lifelines.on() && self.lifelines.wake_waiting(self, pushing) {
-                // Ranks wait, but there is no work to give them yet: look
-                // again at the next spawn.
-                Attention::raise_own();
-            }
-        }
-        self.trace
-            .since(uat_trace::Kind::Poll, self.rank, start, requested as u64);
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn poll_now(&self) {
-        let start = crate::tsc::now();
-        self.gasnet.poll();
-        let cycles = crate::tsc::now().wrapping_sub(start);
-        self.run.counters.update(|s| s.msg_handling_cycles += cycles);
-    }
-
     /// Identifies the deque's state for a waiter: its length and the pushes
     /// of this run so far (equal marks: nothing was pushed or popped since).
     pub(crate) fn deque_mark(&self) -> (u64, u64) {

@@ -12,7 +12,7 @@
 
 mod values;
 
-pub use values::fmt_size;
+use crate::fatal::fmt_size;
 pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
 pub(crate) use values::{SettingValue, BOOL_SYNTAX};
 

@@ -6,7 +6,7 @@ use std::fmt;
 // The values of settings whose modules own them (the limits and types are
 // the configured module's; this module reads the settings).
 pub use crate::deque::StealProtocol;
-pub use crate::fatal::fmt_size;
+use crate::fatal::fmt_size;
 pub use crate::trace::TraceMode;
 pub use crate::victim::VictimPolicy;
 

@@ -143,7 +143,11 @@ impl World {
                     sleep: AtomicU64::new(AWAKE),
                     woken_by: AtomicU64::new(0),
                     slots: (0..job.dims).map(|_| AtomicU64::new(0)).collect(),
-                    attention: AtomicU64::new(if job.shared { 0 } else { crate::attention::PERIODIC.word() }),
+                    attention: AtomicU64::new(if job.shared {
+                        0
+                    } else {
+                        crate::attention::PERIODIC.word()
+                    }),
                     deque: AtomicU64::new(0),
                     inbox: Mutex::new(VecDeque::new()),
                     spawns: AtomicU64::new(0),
