@@ -288,7 +288,7 @@ impl CellRef {
         // millisecond; meanwhile its shared-memory message queue fills and
         // this rank's next request blocks. Have it poll now (one load when
         // it is awake; after the request, so the message is queued first).
-        crate::lifeline::serve(g, self.rank);
+        crate::sleep_word::serve(g, self.rank);
         // SAFETY: the completer wrote a T's bytes there.
         unsafe { buf.as_ptr().cast::<T>().read_unaligned() }
     }
