@@ -70,6 +70,7 @@ mod future;
 #[cfg(feature = "testing")]
 mod fuzz;
 mod guard;
+mod idle;
 pub mod layer;
 mod lifeline;
 mod migration;
@@ -79,6 +80,7 @@ mod runtime;
 mod scheduler;
 pub mod settings;
 mod signal_line;
+mod sleep_word;
 mod spawn;
 pub mod stats;
 mod steal;
