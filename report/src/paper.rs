@@ -115,19 +115,6 @@ pub fn kilo(cycles: f64) -> String {
     }
 }
 
-/// A whole number with thousands separators: `36,144`.
-fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// The paper's numbers as docs/design/README.md lists them ("What we
 /// measure against").
 pub fn markdown() -> String {
@@ -171,7 +158,7 @@ pub fn markdown() -> String {
             let secs: Vec<String> = secs.iter().map(|&s| one(s)).collect();
             t += &format!(
                 "  | {name} {input} | {count} | {} B | {} |\n",
-                grouped(stack),
+                crate::table::thousands(stack),
                 secs.join(" | ")
             );
         }
@@ -218,7 +205,5 @@ mod tests {
     fn numbers_print_as_the_docs_write_them() {
         assert_eq!(kilo(86_000.0), "86 K");
         assert_eq!(kilo(5_900.0), "5.9 K");
-        assert_eq!(grouped(132_224), "132,224");
-        assert_eq!(grouped(512), "512");
     }
 }
