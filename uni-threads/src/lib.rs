@@ -94,7 +94,7 @@ pub use arena::ARENA_BASE;
 pub use config::{
     CacheFault, Config, ConfigError, PollerCores, PollerWait, Setting, StealProtocol, TraceMode, VictimPolicy,
 };
-pub use par::{for_each, join, reduce};
+pub use par::join;
 pub use runtime::{Runtime, StartError};
 pub use spawn::{spawn, JoinHandle};
 pub use stats::{Field, Stats, Unit};
@@ -108,7 +108,7 @@ pub use worker::is_running;
 /// between runs).
 #[inline]
 pub fn poll_point() {
-    worker::worker_for_thread("uat::poll_point").check_attention(false)
+    worker::worker_for_thread("uat::runtime::poll_point").check_attention(false)
 }
 
 /// The number of ranks of the job (0 before the runtime starts).
