@@ -18,7 +18,7 @@ use uat::pattern::{
 };
 
 /// The patterns checked, in the JSON line's order.
-const NAMES: [&str; 41] = [
+const NAMES: [&str; 42] = [
     "for_each",
     "for_each_mut",
     "for_each_chunk",
@@ -60,6 +60,7 @@ const NAMES: [&str; 41] = [
     "equal",
     "zip3",
     "checkout_bound",
+    "index_range",
 ];
 
 /// Failures: bit `k` set when check `NAMES[k]` failed somewhere.
@@ -174,6 +175,19 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
             .collect::<Vec<_>>();
     f.check("zip3", ok, n, &p);
     c.free();
+
+    // An index range as the source: the items are the indices.
+    p.for_each(0..n, move |i| {
+        acc.fetch_add(va(i), Relaxed);
+    });
+    let mut ok = acc.swap(0, Relaxed) == (0..n).map(va).sum::<u64>();
+    ok &= p.map_reduce(0..n, |i| i as u64, Sum::new()) == (0..n as u64).sum::<u64>();
+    ok &= uat::map_reduce(0..n, |i| vb(i) as u64, Sum::new()) == (0..n).map(|i| vb(i) as u64).sum::<u64>();
+    ok &= p.reduce(n / 2..n, Min::new()) == (n > n / 2).then_some(n / 2);
+    ok &= p.position(0..n, |i| i == n / 3) == (n > 0).then_some(n / 3);
+    p.transform(enumerate(5..5 + n), d, |(k, i)| (i - k) as u64 * va(k));
+    ok &= d.to_vec() == (0..n).map(|i| 5 * va(i)).collect::<Vec<_>>();
+    f.check("index_range", ok, n, &p);
 
     // Reductions.
     let s = p.reduce(a, Sum::new());

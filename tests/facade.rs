@@ -69,7 +69,14 @@ fn use_leaves(tree: &str, out: &mut Vec<String>) {
 /// The `#[macro_export]` macros of the workspace's library crates.
 fn exported_macros(root: &Path) -> Vec<String> {
     let mut names = Vec::new();
-    for krate in ["src", "uni-threads/src", "memory/src", "pattern/src", "gasnet-sys/src", "am-fad/src"] {
+    for krate in [
+        "src",
+        "uni-threads/src",
+        "memory/src",
+        "pattern/src",
+        "gasnet-sys/src",
+        "am-fad/src",
+    ] {
         let mut stack = vec![root.join(krate)];
         while let Some(dir) = stack.pop() {
             for e in std::fs::read_dir(&dir).unwrap().flatten() {
@@ -135,14 +142,40 @@ fn the_facade_has_at_most_30_top_level_items() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let items = top_level_items(root);
     // What a program needs is there.
-    for name in ["launch", "spawn", "join", "join!", "JoinHandle", "reduce", "for_each", "global", "pattern"] {
+    for name in [
+        "launch",
+        "spawn",
+        "join",
+        "join!",
+        "JoinHandle",
+        "reduce",
+        "for_each",
+        "global",
+        "pattern",
+    ] {
         assert!(items.iter().any(|i| i == name), "{name} is missing from {items:?}");
     }
     // Knobs are not.
-    for name in ["MODE", "tsc_hz", "fad_poller", "CacheFault", "Field", "Unit", "rules", "PollerWait"] {
-        assert!(!items.iter().any(|i| i == name), "{name} is at the top level: {items:?}");
+    for name in [
+        "MODE",
+        "tsc_hz",
+        "fad_poller",
+        "CacheFault",
+        "Field",
+        "Unit",
+        "rules",
+        "PollerWait",
+    ] {
+        assert!(
+            !items.iter().any(|i| i == name),
+            "{name} is at the top level: {items:?}"
+        );
     }
-    assert!(items.len() <= LIMIT, "{} top-level items (at most {LIMIT}): {items:?}", items.len());
+    assert!(
+        items.len() <= LIMIT,
+        "{} top-level items (at most {LIMIT}): {items:?}",
+        items.len()
+    );
 }
 
 #[test]
@@ -150,7 +183,11 @@ fn the_count_sees_every_kind_of_item() {
     let dir = std::env::temp_dir().join(format!("uat-facade-count-{}", std::process::id()));
     std::fs::create_dir_all(dir.join("src")).unwrap();
     std::fs::create_dir_all(dir.join("uni-threads/src")).unwrap();
-    std::fs::write(dir.join("uni-threads/src/par.rs"), "#[macro_export]\nmacro_rules! join {\n() => {};\n}\n").unwrap();
+    std::fs::write(
+        dir.join("uni-threads/src/par.rs"),
+        "#[macro_export]\nmacro_rules! join {\n() => {};\n}\n",
+    )
+    .unwrap();
     std::fs::write(
         dir.join("src/lib.rs"),
         "//! Docs; with a semicolon.\n/// A re-export.\npub use a::{b, c::{d as e, join}, f};\npub use g as h;\n\
