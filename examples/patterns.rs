@@ -184,7 +184,7 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     ok &= p.map_reduce(0..n, |i| i as u64, Sum::new()) == (0..n as u64).sum::<u64>();
     ok &= uat::map_reduce(0..n, |i| vb(i) as u64, Sum::new()) == (0..n).map(|i| vb(i) as u64).sum::<u64>();
     ok &= p.reduce(n / 2..n, Min::new()) == (n > n / 2).then_some(n / 2);
-    ok &= p.position(0..n, |i| i == n / 3) == (n > 0).then_some(n / 3);
+    ok &= p.position(0..n, move |i| i == n / 3) == (n > 0).then_some(n / 3);
     p.transform(enumerate(5..5 + n), d, |(k, i)| (i - k) as u64 * va(k));
     ok &= d.to_vec() == (0..n).map(|i| 5 * va(i)).collect::<Vec<_>>();
     f.check("index_range", ok, n, &p);

@@ -224,7 +224,7 @@ impl Policy {
         P: Fn(S::Item) -> bool + Copy + Send + 'static,
     {
         self.map_reduce(
-            enumerate(src.into_source()),
+            enumerate(src),
             move |(i, x)| pred(x).then_some(i),
             First(std::marker::PhantomData),
         )
@@ -238,7 +238,7 @@ impl Policy {
         P: Fn(S::Item) -> bool + Copy + Send + 'static,
     {
         self.map_reduce(
-            enumerate(src.into_source()),
+            enumerate(src),
             move |(i, x)| pred(x).then_some((i, x)),
             First(std::marker::PhantomData),
         )

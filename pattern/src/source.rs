@@ -381,8 +381,11 @@ pub struct Enumerate<S> {
 }
 
 /// `src`'s items with their indices: `for_each(enumerate(a), |(i, x)| ..)`.
-pub fn enumerate<S: Source>(src: S) -> Enumerate<S> {
-    Enumerate { src, offset: 0 }
+pub fn enumerate<S: IntoSource>(src: S) -> Enumerate<S::Source> {
+    Enumerate {
+        src: src.into_source(),
+        offset: 0,
+    }
 }
 
 impl<S: Source> Source for Enumerate<S> {
