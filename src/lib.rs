@@ -11,7 +11,7 @@
 //! - [`launch`]: a whole program in one call (set-up, root task, result,
 //!   tear-down on every rank); its arguments are [`Args`] (a number, or the
 //!   program's own clap options as [`Cli`]);
-//! - the task API: [`spawn`], [`JoinHandle::join`], [`join`] and [`join!`]
+//! - the task API: [`spawn`], [`JoinHandle::join`], [`join()`] and [`join!`]
 //!   (2 to 6 closures); see the task model in `uni_threads`' docs;
 //! - data parallelism: [`for_each`], [`reduce`] and [`map_reduce`] over an
 //!   index range or global memory — one family, the source decides:
@@ -43,7 +43,8 @@ pub use uat_memory as global;
 /// `reduce`, `scan`, `sort_unstable`, searches, `filter`, `GlobalVec`,
 /// [`Policy`](pattern::Policy)): the `uat-pattern` crate.
 pub use uat_pattern as pattern;
-pub use uat_pattern::{for_each, map_reduce, reduce};
+pub use uat_pattern::for_each::for_each;
+pub use uat_pattern::reduce::{map_reduce, reduce};
 
 pub mod addresses;
 pub mod cli;

@@ -100,6 +100,68 @@ fn exported_macros(root: &Path) -> Vec<String> {
     names
 }
 
+/// Whether `pub use krate::{.., name, ..}` (a name taken from a workspace
+/// crate's root) brings in a module as well as a function or type of that
+/// name: `pub use uat_pattern::reduce` re-exports both `pattern::reduce`,
+/// the module, and `pattern::reduce()`, the function, and rustdoc lists
+/// both.
+fn both_module_and_item(root: &Path, tree: &str, name: &str) -> bool {
+    let krate = tree.split("::").next().unwrap().trim();
+    let dir = match krate {
+        "uni_threads" => "uni-threads",
+        "uat_memory" => "memory",
+        "uat_pattern" => "pattern",
+        "gasnet_sys" => "gasnet-sys",
+        "am_fad" => "am-fad",
+        _ => return false,
+    };
+    // Only names taken from the crate's root: `krate::name` or
+    // `krate::{.., name, ..}` (not `krate::module::name`).
+    let rest = tree.trim()[krate.len()..].trim_start_matches("::");
+    let from_root = rest == name || (rest.starts_with('{') && use_tree_has_top(rest, name));
+    if !from_root {
+        return false;
+    }
+    let Ok(lib) = std::fs::read_to_string(root.join(dir).join("src/lib.rs")) else {
+        return false;
+    };
+    let lib = strip(&lib);
+    let module = lib.contains(&format!("pub mod {name};")) || lib.contains(&format!("pub mod {name} {{"));
+    let mut exported = Vec::new();
+    for stmt in lib.split(';') {
+        let stmt = stmt.split_whitespace().collect::<Vec<_>>().join(" ");
+        if let Some(t) = stmt.strip_prefix("pub use ") {
+            use_leaves(t, &mut exported);
+        }
+    }
+    let item = exported.iter().any(|e| e == name)
+        || ["fn", "struct", "enum", "trait", "const", "static", "type"]
+            .iter()
+            .any(|k| lib.contains(&format!("pub {k} {name}")));
+    module && item
+}
+
+/// Whether the braces `{a, b::c, d}` name `name` directly at their top.
+fn use_tree_has_top(braces: &str, name: &str) -> bool {
+    let inner = &braces[1..braces.rfind('}').unwrap_or(braces.len())];
+    let mut depth = 0;
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&inner[start..]);
+    parts.iter().any(|p| p.trim() == name)
+}
+
 /// The top-level items of `src/lib.rs`, one entry per rustdoc item.
 fn top_level_items(root: &Path) -> Vec<String> {
     let src = strip(&std::fs::read_to_string(root.join("src/lib.rs")).unwrap());
@@ -116,6 +178,9 @@ fn top_level_items(root: &Path) -> Vec<String> {
             for name in leaves {
                 if macros.contains(&name) {
                     items.push(format!("{name}!"));
+                }
+                if both_module_and_item(root, tree, &name) {
+                    items.push(format!("mod {name}"));
                 }
                 items.push(name);
             }
@@ -198,6 +263,20 @@ fn the_count_sees_every_kind_of_item() {
         std::fs::create_dir_all(dir.join(krate)).unwrap();
     }
     let items = top_level_items(&dir);
-    std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(items, ["b", "e", "join!", "join", "f", "h", "m", "K"]);
+    // A crate-root name that is a module and a function is two items;
+    // the function alone, by its module's path, is one.
+    std::fs::write(
+        dir.join("pattern/src/lib.rs"),
+        "pub mod reduce;\npub mod sort;\npub use reduce::{reduce, Sum};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("src/lib.rs"),
+        "pub use uat_pattern::{reduce, sort};\npub use uat_pattern::reduce::Sum;\n",
+    )
+    .unwrap();
+    let items = top_level_items(&dir);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(items, ["mod reduce", "reduce", "sort", "Sum"]);
 }

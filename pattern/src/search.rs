@@ -2,7 +2,7 @@
 //! [`position`], [`find`], [`min`], [`max`], [`min_by_key`],
 //! [`max_by_key`], [`equal`].
 //!
-//! All but [`partition_point`] are reductions ([`crate::reduce`]) over the
+//! All but [`partition_point`] are reductions ([`crate::reduce()`]) over the
 //! whole range: `O(n)` work, `O(log n)` depth, no early exit (a match in
 //! the first leaf does not stop the others). Ties follow std:
 //! [`min`]/[`min_by_key`] return the first least element,

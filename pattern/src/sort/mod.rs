@@ -1,5 +1,5 @@
 //! Sorting and merging: [`sort_unstable`], [`sort_unstable_by_key`],
-//! [`sort_unstable_by`], [`sort_unstable_in`] and [`merge`] — cilksort
+//! [`sort_unstable_by`], [`Policy::sort_unstable_in`] and [`merge`] — cilksort
 //! (Cilk's example, after Akl & Santoro) over global memory.
 //!
 //! # Structure
@@ -36,7 +36,7 @@
 //! `tmp` is as long as the input: [`sort_unstable`] allocates it
 //! (distributed when the job has several ranks, zeroed — `O(n)` writes
 //! and, on first use of the pages, their faults) and frees it after;
-//! [`sort_unstable_in`] takes the caller's, for repeated or timed sorts.
+//! [`Policy::sort_unstable_in`] takes the caller's, for repeated or timed sorts.
 
 mod leaf;
 mod merge;
