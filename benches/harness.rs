@@ -526,16 +526,9 @@ impl Harness {
     }
 }
 
-/// splitmix64 of (seed, i): the benchmarks' pseudo-random numbers, the
-/// same on every rank and in every run.
-pub fn splitmix(seed: u64, i: u64) -> u64 {
-    let mut z = seed
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(i.wrapping_add(1).wrapping_mul(0xbf58_476d_1ce4_e5b9));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
+/// splitmix64 of (seed, i): the benchmarks' pseudo-random numbers (one
+/// definition, in `uat::testing`).
+pub use uat::testing::splitmix;
 
 /// Mean µs per call of `f` over `iters` calls (after a warm-up of a tenth
 /// as many): the latency loop of `gasnet-check` and `micro latency`.

@@ -1,5 +1,5 @@
-//! The smallest program on the GASNet-EX layer (README: "Write and launch
-//! your own program"). Every rank adds its rank to a counter on rank 0 with a
+//! The smallest program on the GASNet-EX layer (docs/building.md: "GASNet-EX
+//! directly"). Every rank adds its rank to a counter on rank 0 with a
 //! remote atomic; rank 0 checks the total.
 //!
 //!     scripts/run.sh -n 4 -- target/smp-native/release/examples/hello-gasnet

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A uni-address threads program outside this repository, as the README
 # tells a new user to make it: `cargo new`, one dependency line, the
-# README's program, `cargo uat run`. Checks exact answers and that work was
+# README's program, `cargo uat run`. Checks that the build prints no
+# warning, exact answers and that work was
 # stolen (UAT_FORCE_STEAL makes a steal certain; UAT_VERBOSE prints the
 # run's counters) on smp at 2 and 4 ranks, udp over real UDP and mpi at 2.
 #
@@ -20,6 +21,19 @@ grep -q 'uat::launch' "$dir/myapp/src/main.rs" || { echo "external: no program f
 cd "$dir/myapp"
 start=$SECONDS
 status=0
+# The user's build prints no warning: none from this workspace's crates (a
+# path dependency shows its warnings) and none from the README's program.
+features=$("$uat" uat features --conduit smp --fad native)
+if ! cargo build --release --features "$features" 2>"$dir/build"; then
+  cat "$dir/build" >&2
+  echo "external: the user's crate does not build" >&2
+  exit 1
+fi
+if grep -q '^warning' "$dir/build"; then
+  grep -A8 '^warning' "$dir/build" >&2
+  echo "external: the user's build prints warnings (above)" >&2
+  status=1
+fi
 for cfg in "smp 2" "smp 4" "udp 2 --real-udp" "mpi 2"; do
   read -r conduit ranks flag <<<"$cfg"
   out=$(UAT_VERBOSE=1 UAT_FORCE_STEAL=1 "$uat" uat run --release --conduit "$conduit" ${flag:+"$flag"} \

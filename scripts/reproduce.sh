@@ -3,7 +3,14 @@
 # AM-based remote fetch-and-add, plus native GASNet-EX atomics) at the scale
 # this machine allows, and writes results/<timestamp>/ with raw JSON lines,
 # CSV, a Markdown report and PNG plots. See --help.
+#
+# This script only sequences: it builds, loops over the runs and launches
+# each; the report tool (report/, `uat-report`) writes every file of the
+# results directory: meta.json (`start`), each run's record in runs.jsonl
+# with its status (`record`), the end stamp (`finish`), the CSVs, plots and
+# report.md.
 set -uo pipefail
+script_started=$(date +%s)
 
 usage() {
   cat <<'EOF'
@@ -11,13 +18,15 @@ Usage: scripts/reproduce.sh [OPTIONS]
 
 Builds the benchmarks in each fetch-and-add mode, runs the paper's
 experiments, verifies every answer, and writes results/<timestamp>/:
-  runs.jsonl     one record per run (what ran, how it ended, the benchmark's
-                 own JSON line), logs/ with each run's output
+  runs.jsonl     one record per run (what ran, how it ended: ok, wrong,
+                 failed or timeout, the benchmark's own JSON line)
+  logs.tar.xz    each run's stdout and stderr (logs/ while it runs)
   *.csv          one table per experiment (scaling.csv, spawn.csv, ...)
   report.md      our numbers next to the paper's, and what they mean
   plots/*.png    scaling, steal breakdown, message handling, overheads, ...
-and prints the summary table at the end. Exit 0 when every run finished
-with a verified answer; 1 when any failed (it is still in the report).
+and prints the summary table and its own duration (runs, wall time from
+its start, building included) at the end. Exit 0 when every run finished
+with a verified answer; 1 when any did not (it is still in the report).
 
 Experiments (IPSJ JIP 2016 numbering):
   spawn      Table 2: spawn+join cost per mode vs a plain call and rayon::join
@@ -46,7 +55,7 @@ Experiments (IPSJ JIP 2016 numbering):
              count, and on smp cilksort at 2 ranks over real UDP and mpi
              without shared memory with the cache on and off (mpi not with
              --quick); --reps alternating rounds, ratios as medians of pairs
-  peers      (not in the paper; issue 35) ours in each mode against rayon in
+  peers      (not in the paper) ours in each mode against rayon in
              the same binaries (--rayon THREADS) at each rank/thread count:
              BTC in the paper's form and with --join, UTS, NQueens and
              cilksort (--cilksort-keys; sort time alone), --reps interleaved
@@ -58,7 +67,7 @@ Experiments (IPSJ JIP 2016 numbering):
              heat and uts-mem (global memory) at 1 and 2
              ranks, and on smp at 2 ranks over real UDP with the cache on
              and off
-  trace      (issue 34) one UTS run (the scaling tree, the first mode) at the
+  trace      (not in the paper) one UTS run (the scaling tree, the first mode) at the
              highest rank count with `--trace DIR/trace-uts`: the report
              draws its timeline (plots/timeline-uts.png: rank x time, each
              rank's state, steals as lines) beside Figs. 13 and 16; the
@@ -342,23 +351,24 @@ else
     udp_latency=0
   fi
   if [ -n "$bin_dir" ] && [ -x "$bin_dir/uat-report" ]; then report_tool="$bin_dir/uat-report"
-  elif [ -x "$root/target/report/release/uat-report" ]; then report_tool="$root/target/report/release/uat-report"; fi
+  elif [ -x "$root/target/report/release/uat-report" ]; then report_tool="$root/target/report/release/uat-report"
+  else die "no report tool (it records every run): build report/ (cargo build --release --manifest-path report/Cargo.toml --target-dir target/report) or put uat-report in --bin-dir"; fi
 fi
 
-# --- The output directory and what this run is. ---
+# --- The output directory and what this run is (the tool writes meta.json). ---
 [ -n "$out" ] || out="$root/results/$(date +%Y%m%d-%H%M%S)"
-mkdir -p "$out/logs" || die "cannot create $out"
-[ -z "$(ls -A "$out/logs")" ] || die "$out already holds a run; pick another --out"
 cache="$root/results/cache"
 mkdir -p "$cache"
-records="$out/runs.jsonl"
-: >"$records"
 commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
 uts_args="-t 1 -r 0 -b 4 -a 3 -d $uts_depth"
-cat >"$out/meta.json" <<EOF
-{"date":"$(date -u +%Y-%m-%dT%H:%M:%SZ)","host":"$(hostname)","cpu":"${cpu//\"/}","cores":$cores,"nproc":$(nproc),"commit":"$commit","conduit":"$conduit","modes":"$(list "$modes")","ranks":"$ranks","experiments":"$(echo $experiments)","oversubscribe":$([ "$oversub" = 1 ] && echo true || echo false),"reps":$reps,"btc_depth":$btc_depth,"uts_args":"$uts_args","nqueens":$nqueens,"cilksort_keys":$cilksort_keys,"quick":$([ "$quick" = 1 ] && echo true || echo false),"command":"${command_line//\"/}"}
-EOF
+bool() { if [ "$1" = 1 ]; then echo true; else echo false; fi; }
+"$report_tool" start "$out" "date=$(date -u +%Y-%m-%dT%H:%M:%SZ)" "host=$(hostname)" "cpu=$cpu" \
+  "cores:=$cores" "nproc:=$(nproc)" "commit=$commit" "conduit=$conduit" "modes=$(list "$modes")" \
+  "ranks=$ranks" "experiments=$(echo $experiments)" "oversubscribe:=$(bool "$oversub")" "reps:=$reps" \
+  "btc_depth:=$btc_depth" "uts_args=$uts_args" "nqueens:=$nqueens" "cilksort_keys:=$cilksort_keys" \
+  "quick:=$(bool "$quick")" "command=$command_line" "started_unix:=$script_started" \
+  || die "cannot start $out (see above)"
 echo "reproduce: uni-address threads $commit on $(hostname): $cores cores ($cpu)" >&2
 echo "reproduce: conduit $conduit${launcher:+ (launcher $launcher)}; modes $(list "$modes"); ranks $ranks; reps $reps" >&2
 echo "reproduce: BTC depth $btc_depth; UTS $uts_args; NQueens $nqueens; experiments$experiments" >&2
@@ -367,7 +377,8 @@ echo "reproduce: writing $out" >&2
 # --- Running one job and recording it. ---
 seqno=0 failures=0 started=$SECONDS
 # run_job EXPERIMENT MODE EMPTY_CHECK RANKS BENCH [ARGS...]
-# Appends one record to runs.jsonl; the benchmark's JSON line is in logs/.
+# Runs one job (its output in logs/ID.out and .err) and has the report tool
+# record it in runs.jsonl.
 run_job() {
   local exp=$1 mode=$2 ec=$3 n=$4 bench=$5; shift 5
   # micro latency runs a polling thread beside every rank (its "with
@@ -403,22 +414,19 @@ run_job() {
   local t0=$EPOCHREALTIME
   "${runner[@]}" -- "${job_program:-$(bin_of "$mode" "$prog")}" "${args[@]}" >"$out/logs/$id.out" 2>"$out/logs/$id.err"
   local rc=$?
-  local wall; wall=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
-  local last; last=$(tail -n 1 "$out/logs/$id.out")
-  local status=ok
-  if [ "$rc" != 0 ]; then status=failed
-  elif [[ "$last" != \{* ]]; then status=failed
-  elif [[ "$last" == *'"verified":false'* ]]; then status=wrong
-  elif [[ "$last" != *'"verified":true'* ]]; then status=unverified
-  fi
-  # The UTS count itself has nothing to be checked against.
-  [ "$status" != unverified ] || [ "$exp" != verify ] || status=counted
-  [ "$status" = ok ] || [ "$status" = counted ] || failures=$((failures + 1))
-  printf '%s (%.1f s)\n' "$status" "$wall" >&2
-  [ "$status" = ok ] || [ "$status" = counted ] || sed 's/^/    | /' "$out/logs/$id.err" | tail -n 4 >&2
-  printf '{"id":"%s","experiment":"%s","bench":"%s","conduit":"%s","mode":"%s","mechanisms":"%s","empty_check":"%s","ranks":%d,"args":"%s","oversubscribed":%s,"env":"%s","exit":%d,"status":"%s","wall_s":%.3f,"output":"logs/%s.out","stderr":"logs/%s.err"}\n' \
-    "$id" "$exp" "$bench" "${job_conduit:-$conduit}${job_flags:+ $job_flags}" "$mode" "$mech" "$ec" "$n" "${args[*]}" "$over" "${job_env:-}" "$rc" "$status" "$wall" "$id" "$id" >>"$records"
-  last_line=$last last_status=$status
+  # The tool reads the benchmark's JSON line, classifies the run, appends
+  # its record to runs.jsonl and prints how it ended ("ok (1.2 s)"); it
+  # exits 0 when the run is usable (ok, or the UTS count itself).
+  local ended
+  ended=$("$report_tool" record "$out" --id "$id" --experiment "$exp" --bench "$bench" \
+    --conduit "${job_conduit:-$conduit}${job_flags:+ $job_flags}" --mode "$mode" --mechanisms "$mech" \
+    --empty-check "$ec" --ranks "$n" --args "${args[*]}" --oversubscribed "$over" --env "${job_env:-}" \
+    --exit "$rc" --started "$t0")
+  last_usable=$?
+  [ "$last_usable" = 0 ] || failures=$((failures + 1))
+  echo "${ended:-not recorded}" >&2
+  [ "$last_usable" = 0 ] || sed 's/^/    | /' "$out/logs/$id.err" | tail -n 4 >&2
+  last_id=$id
 }
 
 # oversubscribed MODE RANKS: the launcher's rule (more spinning threads
@@ -439,14 +447,13 @@ uts_nodes=""
 if want seq || want scaling || want lifelines || want peers || want trace; then
   key="uts$(tr -d ' ' <<<"$uts_args")"
   if [ -s "$cache/$key.json" ]; then
-    uts_nodes=$(grep -o '"result":[0-9]*' "$cache/$key.json" | cut -d: -f2)
+    uts_nodes=$("$report_tool" get "$cache/$key.json" result)
     echo "reproduce: UTS $uts_args has $uts_nodes nodes (cached --seq count, $cache/$key.json)" >&2
   else
     echo "reproduce: counting UTS $uts_args once with --seq (no published count for this tree)" >&2
     run_job verify "$first_mode" na 1 uts $uts_args --seq
-    if [ "$last_status" = counted ]; then
-      echo "$last_line" >"$cache/$key.json"
-      uts_nodes=$(grep -o '"result":[0-9]*' <<<"$last_line" | cut -d: -f2)
+    if [ "$last_usable" = 0 ] && uts_nodes=$("$report_tool" get "$out/logs/$last_id.out" result); then
+      cp "$out/logs/$last_id.out" "$cache/$key.json"
       echo "reproduce: UTS $uts_args has $uts_nodes nodes; cached in $cache/$key.json" >&2
     fi
   fi
@@ -557,7 +564,7 @@ if want lifelines; then
   done
 fi
 
-# --- Global memory (issue 14; Itoyori's model): cilksort and knapsack. ---
+# --- Global memory (Itoyori's model): cilksort and knapsack. ---
 # Rounds alternate every configuration, so the report's ratios are medians
 # of pairs measured side by side.
 if want global; then
@@ -584,7 +591,7 @@ if want global; then
   done
 fi
 
-# --- Peers (issue 35): ours in each mode against rayon in the same binary. ---
+# --- Peers: ours in each mode against rayon in the same binary. ---
 # Repetitions are the outer loop, so every workload, count and system
 # runs once before any runs again: a noisy phase of the host hits all.
 if want peers; then
@@ -647,7 +654,7 @@ if want patterns; then
   done
 fi
 
-# --- Issue 34: one traced UTS run at the highest rank count; the report
+# --- Trace: one traced UTS run at the highest rank count; the report
 # draws its timeline (uat-report reads trace-uts/). ---
 if want trace; then
   trace_n=""
@@ -659,14 +666,16 @@ if want trace; then
   [ -z "$trace_n" ] || job_trace="$out/trace-uts" run_job trace "$first_mode" na "$trace_n" $(bench_args uts)
 fi
 
+"$report_tool" finish "$out" || die "cannot stamp the end of the runs into $out/meta.json"
 echo "reproduce: $seqno runs in $((SECONDS - started)) s, $failures not ok" >&2
 
-# --- The report. ---
-if [ -z "$report_tool" ]; then
-  echo "reproduce: no report tool here (build report/ or put uat-report in --bin-dir);" >&2
-  echo "reproduce: the raw records are in $records; make the report elsewhere with: uat-report $out" >&2
-  [ "$failures" = 0 ]; exit $?
-fi
-"$report_tool" "$out" || { echo "reproduce: error: the report tool failed on $out" >&2; exit 1; }
-echo "reproduce: report $out/report.md, plots in $out/plots/, CSV in $out/*.csv" >&2
+# --- The report, then the logs packed into one archive (runs.jsonl holds
+# every run's JSON line and the tail of its stderr; the report needs no
+# log). ---
+"$report_tool" "$out"
+report_rc=$?
+tar -cJf "$out/logs.tar.xz" -C "$out" logs && rm -r "$out/logs" \
+  || echo "reproduce: warning: could not pack $out/logs into logs.tar.xz; left as it is" >&2
+[ "$report_rc" = 0 ] || { echo "reproduce: error: the report tool failed on $out" >&2; exit 1; }
+echo "reproduce: report $out/report.md, plots in $out/plots/, CSV in $out/*.csv, logs in $out/logs.tar.xz" >&2
 [ "$failures" = 0 ]

@@ -8,9 +8,11 @@
 #                      [--conduit smp] [--out FILE] [--timeout S] [--reps K] -- BENCH ARGS... [-- BENCH ARGS...]
 #
 # DIR holds one folder per mode (DIR/native, DIR/am, DIR/rdma-emulated) with
-# the benchmark binaries. rdma-emulated runs need a core per poller: ranks
-# above cores/2 are skipped unless --oversubscribe, and any run with more
-# spinning threads than cores is labelled "oversubscribed": true.
+# the benchmark binaries, and DIR/uat-report (or this checkout's
+# target/report/release/uat-report) writes each line. rdma-emulated runs
+# need a core per poller: ranks above cores/2 are skipped unless
+# --oversubscribe, and any run with more spinning threads than cores is
+# labelled "oversubscribed": true.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bin_dir="" ranks="1 2 4 8 16" modes="native am rdma-emulated" conduit=smp out=/dev/stdout timeout_s=300 reps=1 oversub=0
@@ -24,7 +26,7 @@ while [ $# -gt 0 ]; do
     --timeout) timeout_s=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --oversubscribe) oversub=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     --) shift; break ;;
     *) echo "scaling.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -43,6 +45,12 @@ done
 
 [ ! -x "$bin_dir/cargo-uat" ] || export UAT_LAUNCHER="$bin_dir/cargo-uat"
 uat=$("$root/scripts/launcher.sh") || exit 2
+if [ -x "$bin_dir/uat-report" ]; then report_tool="$bin_dir/uat-report"
+elif [ -x "$root/target/report/release/uat-report" ]; then report_tool="$root/target/report/release/uat-report"
+else echo "scaling.sh: no uat-report in $bin_dir or target/report/release/ (it writes the lines)" >&2; exit 2; fi
+# Each run's stdout and stderr, until the tool has read them.
+scratch=$(mktemp -d) || exit 2
+trap 'rm -rf "$scratch"' EXIT
 failures=0
 for b in "${benches[@]}"; do
   for m in $modes; do
@@ -55,15 +63,19 @@ for b in "${benches[@]}"; do
       for ((r = 0; r < reps; r++)); do
         echo "scaling: $b | $m | $n ranks$([ "$over" = true ] && echo ' (oversubscribed)')" >&2
         # shellcheck disable=SC2086
-        line=$("$root/scripts/run.sh" --no-build --conduit "$conduit" --timeout "$timeout_s" -n "$n" -- "$bin_dir/$m/"$b 2>/tmp/scaling.err | tail -n 1)
+        "$root/scripts/run.sh" --no-build --conduit "$conduit" --timeout "$timeout_s" -n "$n" -- "$bin_dir/$m/"$b \
+          >"$scratch/out" 2>"$scratch/err"
         rc=$?
-        if [ "$rc" != 0 ] || ! grep -q '"verified":true\|"verified":null' <<<"$line"; then
-          failures=$((failures + 1))
-          err=$(tail -n 2 /tmp/scaling.err | tr '\n' ' ' | sed 's/"/\\"/g')
-          line="{\"bench_args\":\"$b\",\"fad\":\"$m\",\"ranks\":$n,\"failed\":true,\"exit\":$rc,\"error\":\"$err\"}"
-          echo "scaling: FAILED ($rc): $err" >&2
-        fi
-        echo "${line%\}},\"label\":\"$b\",\"oversubscribed\":$over}" >>"$out"
+        # The benchmark's line with label and oversubscribed, or a failure
+        # record; exit 1 for a failed run.
+        line=$("$report_tool" scaling-line --label "$b" --fad "$m" --ranks "$n" --exit "$rc" \
+          --oversubscribed "$over" --stdout "$scratch/out" --stderr "$scratch/err")
+        case $? in
+          0) ;;
+          1) failures=$((failures + 1)); echo "scaling: FAILED ($rc): $(tail -n 2 "$scratch/err" | tr '\n' ' ')" >&2 ;;
+          *) echo "scaling.sh: error: uat-report scaling-line failed (see above)" >&2; exit 2 ;;
+        esac
+        echo "$line" >>"$out"
       done
     done
   done

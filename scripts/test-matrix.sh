@@ -178,7 +178,7 @@ for c in "${conduits[@]}"; do
   done
 done
 
-# Part 2c: global memory (issue 14). Cilksort of 2^24 keys on smp at every
+# Part 2c: global memory. Cilksort of 2^24 keys on smp at every
 # rank count and mode; over real UDP and mpi without shared memory (the
 # cache's path) with the cache on and off.
 for m in "${modes[@]}"; do
@@ -193,7 +193,7 @@ for cache in on off; do
     -- --conduit mpi -n 2 -- cilksort -n 16777216 --seed 4
 done
 
-# Part 2d: knapsack (issue 14), the three classes on smp at every rank
+# Part 2d: knapsack, the three classes on smp at every rank
 # count and mode with a certain steal (verified against the dynamic
 # program), and over real UDP and mpi without shared memory at 2 ranks.
 for m in "${modes[@]}"; do

@@ -36,22 +36,34 @@ variants=("$@")
 [ ${#variants[@]} -gt 0 ] || variants=(lint smp-native smp-am smp-rdma-emulated reproduce external site-gasnet udp-native mpi-native lifelines hosts ibv-native)
 
 passed=0 failed=0
+# Each variant's wall time, printed at the end (where CI's time goes).
+timings=() current="" t0=$SECONDS f0=0
+timed() {
+  [ -n "$current" ] || return 0
+  local status=ok
+  [ "$failed" = "$f0" ] || status=FAILED
+  timings+=("$(printf '%-20s %-6s %5d s' "$current" "$status" $((SECONDS - t0)))")
+}
 for variant in "${variants[@]}"; do
+  timed
+  current=$variant t0=$SECONDS f0=$failed
   if [ "$variant" = reproduce ]; then
     # The paper-reproduction pipeline end to end on tiny inputs (smp, all
     # three modes): the report tool's tests, then scripts/reproduce.sh
-    # --quick, which must exit 0 and leave the report, CSV and plots.
+    # --quick, which must exit 0 and leave the report (with its duration
+    # line), CSV, plots and the logs packed into logs.tar.xz.
     echo "=== reproduce: report/ tests, scripts/reproduce.sh --quick" >&2
     out="$root/target/reproduce-quick"
     rm -rf "$out"
     if cargo test --release --manifest-path report/Cargo.toml --target-dir target/report \
        && timeout 900 scripts/reproduce.sh --quick --out "$out" \
-       && for f in report.md scaling.csv spawn.csv latency.csv steal.csv fad.csv runs.jsonl \
+       && for f in report.md scaling.csv spawn.csv latency.csv steal.csv fad.csv runs.jsonl logs.tar.xz \
                    plots/scaling.png plots/steal-breakdown.png plots/msg-handling.png plots/overhead.png \
                    global.csv plots/global.png peers.csv plots/peers.png plots/timeline-uts.png; do
             [ -s "$out/$f" ] || { echo "reproduce: $out/$f is missing" >&2; false; }
           done \
-       && grep -q '^## Findings' "$out/report.md"; then
+       && grep -q '^## Findings' "$out/report.md" && grep -q '^Duration: ' "$out/report.md" \
+       && { [ ! -e "$out/logs" ] || { echo "reproduce: $out/logs was not packed" >&2; false; }; }; then
       echo "reproduce: ok ($out/report.md)" >&2
       passed=$((passed + 1))
     else
@@ -154,5 +166,7 @@ for variant in "${variants[@]}"; do
     failed=$((failed + 1))
   fi
 done
+timed
+printf '%s\n' "${timings[@]}"
 echo "variants: $passed passed, $failed failed"
 [ "$failed" = 0 ]

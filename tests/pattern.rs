@@ -3,9 +3,10 @@
 //! to a serial computation (examples/patterns.rs) at every rank count of
 //! this conduit, and at 2 ranks whose memory is apart (udp over real UDP,
 //! mpi without shared memory) with the software cache on and off; misuse
-//! ends the job with a message naming the pattern. And the README's
-//! patterns program is `examples/patterns_tour.rs`, which passes every one
-//! of its checks in the same jobs.
+//! ends the job with a message naming the pattern. The tour of every
+//! pattern (`examples/patterns_tour.rs`) passes every one of its checks in
+//! the same jobs, and the README's pattern example is `examples/dot.rs`,
+//! which prints its exact answer.
 
 mod common;
 
@@ -89,24 +90,42 @@ fn misuse_ends_the_job_with_a_message_naming_the_pattern() {
     }
 }
 
-/// The rust block after the README's `<!-- patterns program -->` marker.
-fn readme_patterns_program() -> String {
+/// The rust block after the README's `<!-- pattern example -->` marker.
+fn readme_pattern_example() -> String {
     let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
     let after = readme
-        .split_once("<!-- patterns program -->")
-        .expect("README.md has a <!-- patterns program --> marker")
+        .split_once("<!-- pattern example -->")
+        .expect("README.md has a <!-- pattern example --> marker")
         .1;
     let body = after.split_once("```rust\n").expect("a rust block after the marker").1;
     body.split_once("\n```").expect("the block ends").0.to_string() + "\n"
 }
 
 #[test]
-fn the_readme_patterns_program_is_the_tour_example_and_every_check_passes() {
-    let tour = std::fs::read_to_string(root().join("examples/patterns_tour.rs")).expect("the tour");
+fn the_readme_pattern_example_is_examples_dot_and_prints_its_answer() {
+    let dot = std::fs::read_to_string(root().join("examples/dot.rs")).expect("examples/dot.rs");
     assert!(
-        readme_patterns_program() == tour,
-        "README.md's patterns program differs from examples/patterns_tour.rs: copy the example into the README"
+        readme_pattern_example() == dot,
+        "README.md's pattern example differs from examples/dot.rs: copy the example into the README"
     );
+    // dot(n) = sum of i * 2 over 0..n = n * (n - 1); 100003 elements span
+    // several ranks' blocks and many leaves.
+    let n: u64 = 100_003;
+    for ranks in rank_counts() {
+        let out = run_job_with_env(&["-n", &ranks.to_string()], &example("dot"), &[&n.to_string()], &[]);
+        assert_eq!(out.code, Some(0), "{ranks} ranks: {}", out.describe());
+        assert_eq!(
+            out.stdout.trim(),
+            (n * (n - 1)).to_string(),
+            "{ranks} ranks: {}",
+            out.describe()
+        );
+    }
+}
+
+#[test]
+fn the_tour_of_every_pattern_passes_every_check() {
+    let tour = std::fs::read_to_string(root().join("examples/patterns_tour.rs")).expect("the tour");
     // The number of checks the tour makes: one `check(` call per line.
     let checks = tour.lines().filter(|l| l.trim_start().starts_with("check(")).count();
     assert!(checks >= 20, "the tour makes {checks} checks");

@@ -32,9 +32,6 @@ const REFUSED: u32 = 1;
 static ALLOWED_LO: AtomicUsize = AtomicUsize::new(0);
 static ALLOWED_HI: AtomicUsize = AtomicUsize::new(0);
 static LOCAL_BASE: AtomicUsize = AtomicUsize::new(0);
-/// Segment offset of every rank's attention word (raised after a request in
-/// `am` mode; 0 before `allow`).
-static ATTENTION_OFFSET: AtomicUsize = AtomicUsize::new(0);
 /// Segment offset of every rank's sleep word (a sleeping target is woken to
 /// serve a request in `am` mode; see [`crate::sleep`]).
 static SLEEP_OFFSET: AtomicUsize = AtomicUsize::new(0);
@@ -67,7 +64,7 @@ pub fn handlers() -> [Handler; 3] {
 /// request handler dereferences them.
 pub unsafe fn allow(lo: usize, hi: usize, local: usize, attention_offset: usize, sleep_offset: usize) {
     LOCAL_BASE.store(local, Ordering::Relaxed);
-    ATTENTION_OFFSET.store(attention_offset, Ordering::Relaxed);
+    crate::attention::set_offset(attention_offset);
     SLEEP_OFFSET.store(sleep_offset, Ordering::Relaxed);
     ALLOWED_LO.store(lo, Ordering::Relaxed);
     ALLOWED_HI.store(hi, Ordering::Release);
@@ -217,11 +214,11 @@ fn call<const N: usize>(gasnet: Gasnet, rank: u32, handler: u8, args: [Arg; N]) 
     all[N + 1] = seq;
     gasnet.request(rank, handler, &all[..N + 2]);
     gasnet_sys::ops::count_round_trip_request();
-    if crate::MODE == crate::Mode::Am && rank != gasnet.rank() {
+    if crate::mode::MODE == crate::mode::Mode::Am && rank != gasnet.rank() {
         // The target's worker serves requests when it polls; make it look
         // at its next spawn. (After the request: in shared memory the
         // message is in the target's queue before this store.)
-        crate::raise_attention(gasnet, rank, ATTENTION_OFFSET.load(Ordering::Relaxed));
+        crate::attention::raise_attention(gasnet, rank, crate::attention::offset());
         // A quiescent target polls once for it (shared memory; across the
         // network it polls on its own back-off schedule while it sleeps).
         crate::sleep::wake(

@@ -9,51 +9,15 @@
 //!   thieves fetch-and-add by Active Message, read and release with RMA.
 //!
 //! In `am` mode the target's worker serves a request only when it polls:
-//! a requester raises the target's *attention word* ([`raise_attention`])
+//! a requester raises the target's *attention word* ([`crate::attention::raise_attention`])
 //! after sending, and the target checks that word at every spawn.
 
 #[cfg(feature = "fad-native")]
 use gasnet_sys::atomic::{AtomicDomain, Ops, Order};
 use gasnet_sys::Gasnet;
 
-use crate::attention::AttentionBits;
-
 #[cfg(not(feature = "fad-native"))]
 use crate::service;
-
-/// Raises `rank`'s attention word (at `segment_offset` in its segment). In
-/// shared memory (the target's segment is mapped here) a plain store, which
-/// the target sees at its next spawn; otherwise a put, which completes only
-/// when the target polls (it then polls on a countdown: see
-/// [`AttentionBits::PERIODIC`]) and is not waited for here. Stores [`AttentionBits::REQUEST`] whole
-/// (the module docs of [`crate::attention`] say why that is enough).
-pub fn raise_attention(gasnet: Gasnet, rank: u32, segment_offset: usize) {
-    let seg = gasnet.segment(rank);
-    match seg.local {
-        Some(local) => {
-            // SAFETY: the target's segment is mapped here (PSHM) and the
-            // offset names an aligned word of it that every writer accesses
-            // atomically (the owner swaps it, requesters store to it).
-            let word = unsafe { &*((local + segment_offset) as *const std::sync::atomic::AtomicU64) };
-            word.store(AttentionBits::REQUEST.word(), std::sync::atomic::Ordering::Release);
-        }
-        // Not waited for: the put completes when the target polls (a
-        // requester must not spin on a target that computes), at this
-        // thread's next wait_nbi.
-        // SAFETY: REQUEST_WORD is a static, valid and unchanged for ever.
-        None => unsafe {
-            gasnet.put_nbi(
-                rank,
-                seg.base + segment_offset,
-                &REQUEST_WORD as *const u64 as *const u8,
-                8,
-            )
-        },
-    }
-}
-
-/// The source of a remote raise's put (it must outlive the put).
-static REQUEST_WORD: u64 = AttentionBits::REQUEST.word();
 
 /// The deque-word service of this build's mode. Create it collectively
 /// (every rank, once, before the segment is attached: it registers AM

@@ -4,6 +4,7 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::OnceLock;
 
+use crate::hosts::Hosts;
 use crate::{launch, raw, Error, CONDUIT};
 
 /// Proof that GASNet-EX is initialised in this process: every operation is a
@@ -115,7 +116,12 @@ impl Gasnet {
             SIZE.store(raw::uat_size(), Ordering::Relaxed);
         }
         let gasnet = Gasnet { _initialised: () };
-        crate::hosts::learn(gasnet)?;
+        crate::hosts::learn(
+            gasnet.rank(),
+            gasnet.size(),
+            |slots| gasnet.max_over_ranks_each(slots),
+            gasnet.neighbourhood(),
+        )?;
         Ok((gasnet, rest))
     }
 
@@ -339,4 +345,31 @@ fn rank_table(
     (0..count as usize)
         .map(|i| unsafe { (*info.add(i)).gex_jobrank })
         .collect()
+}
+
+/// The hosts' map and the emulated delay (their state is `hosts`').
+impl Gasnet {
+    /// Every rank's host: the GASNet neighbourhoods (ranks sharing memory),
+    /// learnt at init.
+    pub fn hosts(self) -> &'static Hosts {
+        crate::hosts::map()
+    }
+
+    /// Makes every operation to another host wait `delay` before it is
+    /// issued (zero: off). Set it on every rank, before the ranks
+    /// communicate, to the same value (the emulated delay: [`Hosts`]' module).
+    pub fn set_cross_host_delay(self, delay: std::time::Duration) {
+        crate::hosts::set_delay(delay)
+    }
+
+    /// Operations this process has delayed so far (all threads): a check
+    /// that the delay applies where it should.
+    pub fn delayed_ops(self) -> u64 {
+        crate::hosts::delayed_ops()
+    }
+
+    /// The delay set by [`Gasnet::set_cross_host_delay`].
+    pub fn cross_host_delay(self) -> std::time::Duration {
+        crate::hosts::delay()
+    }
 }

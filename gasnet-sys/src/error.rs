@@ -11,6 +11,8 @@ pub enum Error {
         conduit: &'static str,
         /// What was missing.
         why: String,
+        /// The variable the launcher sets (`LAUNCHED_ENV`).
+        launched_env: &'static str,
     },
     /// `Gasnet::init` was called twice in one process.
     AlreadyInitialized,
@@ -72,12 +74,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         const MIB: f64 = (1u64 << 20) as f64;
         match self {
-            Error::NotLaunched { conduit, why } => write!(
+            Error::NotLaunched { conduit, why, launched_env } => write!(
                 f,
                 "this is a {conduit}-conduit program and it was not started by its launcher ({why}).\n\
                  Start it with the launcher: cargo uat run --conduit {conduit} -n <ranks> [--bin <name> | <program>] [-- <args>...]\n\
-                 (launching by hand with the conduit's own launcher also works: set {}=1 for it)",
-                crate::LAUNCHED_ENV
+                 (launching by hand with the conduit's own launcher also works: set {launched_env}=1 for it)"
             ),
             Error::AlreadyInitialized => write!(f, "GASNet-EX is already initialised in this process (Gasnet::init may be called once)"),
             Error::ThreadsRunning { threads } => write!(

@@ -6,13 +6,13 @@
 //! (`cargo uat run --hosts H`), so a loopback job has a cluster's shape:
 //! shared memory inside a host, the network (real UDP, or MPI) between.
 //!
-//! Every rank learns every rank's host at [`Gasnet::init`], with one
+//! Every rank learns every rank's host at [`crate::Gasnet::init`], with one
 //! collective (an element-wise maximum over one slot per rank, i.e. an
 //! all-gather of `N` words), so the map costs `8 N` bytes per rank and
 //! nothing afterwards.
 //!
 //! # The emulated delay
-//! [`Gasnet::set_cross_host_delay`] makes every blocking get and put,
+//! [`crate::Gasnet::set_cross_host_delay`] makes every blocking get and put,
 //! remote atomic and Active Message request this crate issues to another
 //! host first wait that long, polling on the issuing thread; a batch of
 //! non-blocking gets and puts that crossed hosts completes (`wait_nbi`) no
@@ -28,7 +28,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use crate::{raw, Error, Gasnet};
+use crate::{raw, Error};
 
 /// Every rank's host (a GASNet neighbourhood), as seen by this rank.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,15 +101,24 @@ static DELAYED_OPS: AtomicU64 = AtomicU64::new(0);
 
 /// Learns every rank's host (collective; called once by `init`), and checks
 /// that GASNet made the hosts the launcher asked for, if it asked.
-pub(crate) fn learn(gasnet: Gasnet) -> Result<(), Error> {
+/// `gather` is the collective maximum over ranks of each slot
+/// (`Gasnet::max_over_ranks_each`), `neighbourhood` this rank's
+/// neighbours (`Gasnet::neighbourhood`): the client passes them, so that
+/// this module sits below it.
+pub(crate) fn learn(
+    rank: u32,
+    size: u32,
+    gather: impl FnOnce(&[u64]) -> Vec<u64>,
+    mut neighbours: Vec<u32>,
+) -> Result<(), Error> {
     let (mut count, mut mine) = (0, 0);
     // SAFETY: init succeeded; GASNet writes two integers.
     unsafe { raw::uat_my_position(&mut count, &mut mine) };
-    let ranks = gasnet.size() as usize;
+    let ranks = size as usize;
     let mut slots = vec![0u64; ranks];
     // One more than the index, so that a zero is "not this rank's slot".
-    slots[gasnet.rank() as usize] = mine as u64 + 1;
-    let gathered = gasnet.max_over_ranks_each(&slots);
+    slots[rank as usize] = mine as u64 + 1;
+    let gathered = gather(&slots);
     let host_of: Vec<u32> = gathered.iter().map(|&h| h.saturating_sub(1) as u32).collect();
     // Every slot written (1 + a host below the count), and this rank's
     // host holds exactly its neighbourhood; else GASNet's view is not what
@@ -117,7 +126,6 @@ pub(crate) fn learn(gasnet: Gasnet) -> Result<(), Error> {
     // refuses is not alone: the job stops, it does not hang.
     let written = gathered.iter().all(|&h| h >= 1 && h <= count as u64);
     let mine_listed = (0..ranks as u32).filter(|&r| host_of[r as usize] == mine);
-    let mut neighbours = gasnet.neighbourhood();
     neighbours.sort_unstable();
     if !written || !mine_listed.eq(neighbours) {
         return Err(Error::HostMap { neighbourhoods: count });
@@ -136,30 +144,24 @@ pub(crate) fn learn(gasnet: Gasnet) -> Result<(), Error> {
     }
 }
 
-impl Gasnet {
-    /// Every rank's host: the GASNet neighbourhoods (ranks sharing memory),
-    /// learnt at init.
-    pub fn hosts(self) -> &'static Hosts {
-        HOSTS.get().expect("the host map is learnt in Gasnet::init")
-    }
+/// Every rank's host, learnt at init (`Gasnet::hosts`).
+pub(crate) fn map() -> &'static Hosts {
+    HOSTS.get().expect("the host map is learnt in Gasnet::init")
+}
 
-    /// Makes every operation to another host wait `delay` before it is
-    /// issued (zero: off). Set it on every rank, before the ranks
-    /// communicate, to the same value (see the module's documentation).
-    pub fn set_cross_host_delay(self, delay: Duration) {
-        CROSS_HOST_DELAY_NS.store(delay.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
-    }
+/// Sets the emulated delay (`Gasnet::set_cross_host_delay`).
+pub(crate) fn set_delay(delay: Duration) {
+    CROSS_HOST_DELAY_NS.store(delay.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+}
 
-    /// Operations this process has delayed so far (all threads): a check
-    /// that the delay applies where it should.
-    pub fn delayed_ops(self) -> u64 {
-        DELAYED_OPS.load(Ordering::Relaxed)
-    }
+/// Operations this process has delayed so far (`Gasnet::delayed_ops`).
+pub(crate) fn delayed_ops() -> u64 {
+    DELAYED_OPS.load(Ordering::Relaxed)
+}
 
-    /// The delay set by [`Gasnet::set_cross_host_delay`].
-    pub fn cross_host_delay(self) -> Duration {
-        Duration::from_nanos(CROSS_HOST_DELAY_NS.load(Ordering::Relaxed))
-    }
+/// The delay set (`Gasnet::cross_host_delay`).
+pub(crate) fn delay() -> Duration {
+    Duration::from_nanos(CROSS_HOST_DELAY_NS.load(Ordering::Relaxed))
 }
 
 /// Before a blocking operation or an Active Message request to `rank`:

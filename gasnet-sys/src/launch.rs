@@ -39,6 +39,7 @@ pub(crate) fn check(conduit: Conduit, args: &[String], env: impl Fn(&str) -> Opt
         Err(Error::NotLaunched {
             conduit: conduit.name(),
             why: why.to_string(),
+            launched_env: LAUNCHED_ENV,
         })
     };
     match conduit {

@@ -5,10 +5,13 @@
 use std::fs;
 use std::path::Path;
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// How a run ended, as the report tells it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a run ended, as the report tells it (in `runs.jsonl`: `ok`,
+/// `counted`, `unverified`, `wrong`, `failed`, `timeout`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Status {
     /// Exit 0 and a verified answer.
     Ok,
@@ -18,21 +21,15 @@ pub enum Status {
     Unverified,
     /// The answer did not match its reference.
     Wrong,
-    /// Non-zero exit, a timeout, or no JSON line.
+    /// Killed by the launcher at the time limit (`--timeout`).
+    Timeout,
+    /// Non-zero exit, or no JSON line (and any status this tool does not
+    /// know: `serde(other)` wants it last).
+    #[serde(other)]
     Failed,
 }
 
 impl Status {
-    fn parse(s: &str) -> Status {
-        match s {
-            "ok" => Status::Ok,
-            "counted" => Status::Counted,
-            "unverified" => Status::Unverified,
-            "wrong" => Status::Wrong,
-            _ => Status::Failed,
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -40,6 +37,19 @@ impl Status {
             Status::Unverified => "unverified",
             Status::Wrong => "WRONG",
             Status::Failed => "FAILED",
+            Status::Timeout => "TIMEOUT",
+        }
+    }
+
+    /// The status as `runs.jsonl` spells it (`ok`, `wrong`, `timeout`, ...).
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Counted => "counted",
+            Status::Unverified => "unverified",
+            Status::Wrong => "wrong",
+            Status::Failed => "failed",
+            Status::Timeout => "timeout",
         }
     }
 
@@ -49,38 +59,72 @@ impl Status {
     }
 }
 
-/// One run: the driver's record plus the benchmark's own JSON line.
-#[derive(Clone, Debug)]
+/// One run, as `runs.jsonl` holds it (one JSON object a line, written by
+/// `uat-report record`): what ran, how it ended, and the benchmark's own
+/// JSON line. The serialised names are a contract with older results
+/// directories, whose records lack `line` and `stderr_tail` (the report
+/// then reads the files `output` and `stderr` name) and some of the
+/// later fields (their defaults below).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Run {
+    /// The run's number in its directory: `001`, `002`, ...
     pub id: String,
+    /// The experiment (`scaling`, `peers`, ...; `verify` for the UTS count).
     pub experiment: String,
     /// `btc`, `uts`, `nqueens`, `micro-spawn`, `micro-latency`, `micro-steal`.
     pub bench: String,
     /// The conduit it ran on as the driver launched it (`smp`, `udp
     /// --real-udp`, ...); None in records that predate the field.
+    #[serde(default)]
     pub conduit: Option<String>,
     /// `native`, `am` or `rdma-emulated`.
     pub mode: String,
     /// `new` (this runtime's defaults) or `paper` (the paper's steal
     /// protocol and, in `am` mode, its poll at every spawn); `new` in
     /// records that predate the field.
+    #[serde(default = "new_mechanisms")]
     pub mechanisms: String,
     /// `on`, `off`, or `na` (not a scheduler run).
     pub empty_check: String,
+    /// The job's rank count.
     pub ranks: u32,
+    /// The benchmark's arguments, space-separated.
     pub args: String,
     /// More spinning threads than cores (the driver's or the runtime's view).
+    #[serde(default)]
     pub oversubscribed: bool,
     /// Settings the driver added for this run (`UAT_CACHE=off
     /// GASNET_SUPERNODE_MAXSIZE=1`); empty in records that predate it.
+    #[serde(default)]
     pub env: String,
+    /// The launcher's exit code (-1 where a record has none).
+    #[serde(default = "no_exit")]
     pub exit: i64,
+    /// How the run ended.
     pub status: Status,
+    /// Wall-clock seconds of the job, launcher included.
+    #[serde(default)]
     pub wall_s: f64,
+    /// The run's stdout, relative to the results directory.
+    #[serde(rename = "output")]
+    pub output_path: String,
+    /// The run's stderr, relative to the results directory.
+    #[serde(rename = "stderr")]
+    pub stderr_path: String,
     /// The benchmark's JSON line (None when it printed none).
+    #[serde(rename = "line", default)]
     pub output: Option<Value>,
     /// The last lines of the run's stderr, for failures.
+    #[serde(default)]
     pub stderr_tail: String,
+}
+
+fn new_mechanisms() -> String {
+    "new".into()
+}
+
+fn no_exit() -> i64 {
+    -1
 }
 
 impl Run {
@@ -103,7 +147,7 @@ impl Run {
         with_mechanisms(config_name(&self.mode, &self.empty_check), &self.mechanisms)
     }
 
-    /// What ran instead of uat (issue 35): `rayon, N threads`, `frame
+    /// What ran instead of uat: `rayon, N threads`, `frame
     /// model` or `call model` (a no-runtime child); None for uat. From the
     /// JSON line's `runtime`, `rayon_threads` and `model_child`, else (a
     /// failed run) from the driver's arguments.
@@ -244,6 +288,15 @@ impl Results {
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let rec: Value = serde_json::from_str(line)
                 .map_err(|e| format!("{} line {}: not a JSON record: {e}", runs_path.display(), i + 1))?;
+            // Older records point at logs/ for the benchmark's line; a
+            // finished run's logs are packed.
+            if rec.get("line").is_none() && !dir.join("logs").is_dir() && dir.join("logs.tar.xz").exists() {
+                let d = dir.display();
+                return Err(format!(
+                    "{d}'s records predate the benchmark line in runs.jsonl and its logs are packed: \
+                     unpack them first (tar -xJf {d}/logs.tar.xz -C {d})"
+                ));
+            }
             runs.push(Run::from_record(dir, &rec).map_err(|e| format!("{} line {}: {e}", runs_path.display(), i + 1))?);
         }
         Ok(Results { meta, runs })
@@ -270,55 +323,31 @@ impl Results {
 
 impl Run {
     fn from_record(dir: &Path, rec: &Value) -> Result<Run, String> {
-        let s = |k: &str| -> Result<String, String> {
-            rec.get(k)
-                .and_then(Value::as_str)
-                .map(str::to_string)
-                .ok_or_else(|| format!("record without \"{k}\""))
-        };
-        let n = |k: &str| rec.get(k).and_then(Value::as_f64);
-        let output_path = dir.join(s("output")?);
-        let stderr_path = dir.join(s("stderr")?);
-        let last_line = fs::read_to_string(&output_path)
-            .ok()
-            .and_then(|t| t.lines().rev().find(|l| !l.trim().is_empty()).map(str::to_string));
-        let output: Option<Value> = last_line
-            .and_then(|l| serde_json::from_str(&l).ok())
-            .filter(Value::is_object);
-        let mut status = Status::parse(&s("status")?);
-        if output.is_none() && status != Status::Failed {
-            status = Status::Failed; // the driver saw a '{' line that is not JSON
+        let mut run = Run::deserialize(rec).map_err(|e| format!("not a run record: {e}"))?;
+        // Records written by `uat-report record` carry the benchmark's
+        // line and the stderr's tail; older ones point at the logs.
+        if rec.get("line").is_none() {
+            run.output = fs::read_to_string(dir.join(&run.output_path))
+                .ok()
+                .and_then(|t| crate::record::json_line(&t));
         }
-        let stderr_tail = fs::read_to_string(&stderr_path)
-            .map(|t| {
-                let lines: Vec<&str> = t.lines().filter(|l| !l.trim().is_empty()).collect();
-                lines[lines.len().saturating_sub(3)..].join(" | ")
-            })
-            .unwrap_or_default();
-        let runtime_oversubscribed = output
+        run.output = run.output.filter(Value::is_object);
+        if run.output.is_none() && !matches!(run.status, Status::Failed | Status::Timeout) {
+            run.status = Status::Failed; // the driver saw a '{' line that is not JSON
+        }
+        if rec.get("stderr_tail").is_none() {
+            run.stderr_tail = fs::read_to_string(dir.join(&run.stderr_path))
+                .map(|t| crate::record::stderr_tail(&t))
+                .unwrap_or_default();
+        }
+        let runtime_oversubscribed = run
+            .output
             .as_ref()
             .and_then(|o| o.get("oversubscribed"))
             .and_then(Value::as_bool)
             .unwrap_or(false);
-        Ok(Run {
-            id: s("id")?,
-            experiment: s("experiment")?,
-            bench: s("bench")?,
-            conduit: s("conduit").ok(),
-            mode: s("mode")?,
-            mechanisms: s("mechanisms").unwrap_or_else(|_| "new".into()),
-            empty_check: s("empty_check")?,
-            ranks: n("ranks").ok_or("record without \"ranks\"")? as u32,
-            args: s("args")?,
-            oversubscribed: rec.get("oversubscribed").and_then(Value::as_bool).unwrap_or(false)
-                || runtime_oversubscribed,
-            env: s("env").unwrap_or_default(),
-            exit: n("exit").unwrap_or(-1.0) as i64,
-            status,
-            wall_s: n("wall_s").unwrap_or(0.0),
-            output,
-            stderr_tail,
-        })
+        run.oversubscribed |= runtime_oversubscribed;
+        Ok(run)
     }
 }
 
@@ -354,6 +383,8 @@ mod tests {
             exit: 0,
             status,
             wall_s: 0.0,
+            output_path: String::new(),
+            stderr_path: String::new(),
             output: time.map(|t| serde_json::json!({"time_s": t})),
             stderr_tail: String::new(),
         }

@@ -1,4 +1,4 @@
-//! The global-memory experiment (issue 14; Itoyori's model): cilksort at
+//! The global-memory experiment (Itoyori's model): cilksort at
 //! one rank against `slice::sort_unstable` of the same keys, cilksort and
 //! knapsack at each rank count, and cilksort over the network with the
 //! software cache on and off. `scripts/reproduce.sh` alternates every
@@ -293,7 +293,7 @@ pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
     text.push_str(&img);
     text.push('\n');
     Some(Section {
-        title: "Global memory: cilksort and knapsack (issue 14)".into(),
+        title: "Global memory: cilksort and knapsack".into(),
         text,
     })
 }

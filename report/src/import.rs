@@ -7,13 +7,16 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
+use crate::data::Run;
+use crate::record::classify;
+
 /// Which experiment a benchmark line belongs to, or None for lines the
 /// report has no section for.
 fn experiment(line: &Value) -> Option<(&'static str, String)> {
     let bench = line.get("bench")?.as_str()?;
     // A serial elision alone (--seq), or paired with one-rank runs (--vs-seq).
     let seq = line.get("seq").and_then(Value::as_bool).unwrap_or(false) || line.get("vs_seq").is_some();
-    // rayon or a child model (issue 35), or BTC in rayon's form: a peers
+    // rayon or a child model, or BTC in rayon's form: a peers
     // run unless paired with the serial elision.
     let peer = line.get("runtime").and_then(Value::as_str).is_some_and(|r| r != "uat")
         || line.pointer("/params/form").and_then(Value::as_str) == Some("join");
@@ -55,34 +58,42 @@ pub fn import(files: &[String], dir: &Path, meta: Value) -> Result<(usize, usize
             let err = format!("logs/{id}.err");
             fs::write(dir.join(&out), format!("{line}\n")).map_err(|e| e.to_string())?;
             fs::write(dir.join(&err), "").map_err(|e| e.to_string())?;
+            // A failure record of scripts/scaling.sh (`failed`, `exit`)
+            // is not the benchmark's line.
             let failed = v.get("failed").and_then(Value::as_bool) == Some(true);
-            let status = match v.get("verified") {
-                _ if failed => "failed",
-                Some(Value::Bool(true)) => "ok",
-                Some(Value::Bool(false)) => "wrong",
-                _ => "unverified",
+            let exit = if failed {
+                v.get("exit").and_then(Value::as_i64).unwrap_or(1)
+            } else {
+                0
             };
             let ec = match (exp, v.get("empty_check").and_then(Value::as_bool)) {
                 ("scaling", Some(true)) => "on",
                 ("scaling", Some(false)) => "off",
                 _ => "na",
             };
-            let record = json!({
-                "id": id,
-                "experiment": exp,
-                "bench": bench,
-                "mode": v.get("fad").and_then(Value::as_str).unwrap_or("?"),
-                "empty_check": ec,
-                "ranks": v.get("ranks").and_then(Value::as_u64).unwrap_or(1),
-                "args": v.get("label").and_then(Value::as_str).unwrap_or(""),
-                "oversubscribed": v.get("oversubscribed").and_then(Value::as_bool).unwrap_or(false),
-                "exit": if status == "failed" { 1 } else { 0 },
-                "status": status,
-                "wall_s": v.get("time_s").and_then(Value::as_f64).unwrap_or(0.0),
-                "output": out,
-                "stderr": err,
-            });
-            records.push_str(&record.to_string());
+            let text = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_string);
+            let record = Run {
+                id,
+                experiment: exp.into(),
+                bench,
+                conduit: text("conduit"),
+                mode: text("fad").unwrap_or_else(|| "?".into()),
+                mechanisms: "new".into(),
+                empty_check: ec.into(),
+                ranks: v.get("ranks").and_then(Value::as_u64).unwrap_or(1) as u32,
+                args: text("label").unwrap_or_default(),
+                oversubscribed: v.get("oversubscribed").and_then(Value::as_bool).unwrap_or(false),
+                env: String::new(),
+                exit,
+                status: classify(exp, exit, (!failed).then_some(&v)),
+                wall_s: v.get("time_s").and_then(Value::as_f64).unwrap_or(0.0),
+                output_path: out,
+                stderr_path: err,
+                output: (!failed).then(|| v.clone()),
+                stderr_tail: text("error").unwrap_or_default(),
+            };
+            let record = serde_json::to_string(&record).map_err(|e| e.to_string())?;
+            records.push_str(&record);
             records.push('\n');
             first.get_or_insert(v);
         }

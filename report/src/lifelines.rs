@@ -1,4 +1,4 @@
-//! The lifelines experiment (issue 15; Saraswat et al., PPoPP'11): the idle
+//! The lifelines experiment (Saraswat et al., PPoPP'11): the idle
 //! ranks' worker CPU with lifelines on and off (`micro idle`), and each
 //! benchmark's time, steal attempts per steal and message-handling share,
 //! on against off in alternating runs.

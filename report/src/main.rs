@@ -2,6 +2,8 @@
 //! (meta.json, runs.jsonl, logs/) into `report.md`, one CSV per experiment
 //! and PNG plots under `plots/`, and prints the summary table.
 //! `uat-report timeline TRACE_DIR OUT.png` draws a traced job's timeline.
+//! `uat-report start|record|finish|get|scaling-line` record runs for the
+//! scripts (module `record`), which never write JSON themselves.
 
 mod data;
 mod global;
@@ -12,6 +14,7 @@ mod paper;
 mod patterns;
 mod peers;
 mod plot;
+mod record;
 mod report;
 mod scaling;
 mod section;
@@ -29,6 +32,15 @@ const HELP: &str = "\
 uat-report DIR
 uat-report --import DIR FILE... [--meta KEY=VALUE]...
 uat-report timeline TRACE_DIR OUT.png
+uat-report start DIR [KEY=VALUE | KEY:=JSON]...
+uat-report record DIR --id ID --experiment E --bench B --conduit C --mode M
+           --ranks N --exit RC (--started UNIX_S | --wall-s S) [--mechanisms
+           new|paper] [--empty-check on|off|na] [--args ARGS] [--env VARS]
+           [--oversubscribed true|false]
+uat-report finish DIR
+uat-report get FILE KEY
+uat-report scaling-line --label L --fad M --ranks N --exit RC
+           --oversubscribed true|false --stdout FILE --stderr FILE
 
 Writes the paper-reproduction report for DIR, a results directory of
 scripts/reproduce.sh (meta.json, runs.jsonl, logs/):
@@ -58,6 +70,19 @@ suspended in joins as a strip under the lane), steals as black lines from
 the victim's claim to the thief's resumption, remote joins as thin blue
 ones; the title gives the program, the ranks and the clock alignment error.
 It exits 0 when drawn, 2 when the trace cannot be read or drawn.
+The recording commands are what scripts/reproduce.sh calls around its runs:
+start makes DIR (logs/, an empty runs.jsonl) and writes meta.json from the
+pairs (KEY=VALUE a string, KEY:=JSON a number or boolean) and the time;
+record reads the run's DIR/logs/ID.out (its last line: the benchmark's
+JSON line) and DIR/logs/ID.err, classifies the run (ok: a verified answer;
+wrong: an answer that does not match its reference; failed: another
+non-zero exit or no JSON line; timeout: the launcher's exit 124; counted:
+the UTS count itself, experiment verify; unverified: nothing to check
+against), appends the record to DIR/runs.jsonl, prints the status and
+the wall time (ok (1.2 s)) and exits 0 for ok or counted, 1 otherwise; finish stamps the end of the
+runs into meta.json (the report's duration line); get prints one field
+(a /-separated path) of FILE's last JSON line; scaling-line prints the
+line scripts/scaling.sh appends for one run (exit 1 for a failed run).
 A report exits 0 when it is complete; 1 when a part of it could not be made
 (said in the report); 2 for a bad command line or an unreadable DIR.";
 
@@ -66,6 +91,9 @@ fn main() -> ExitCode {
     if args.iter().any(|a| a == "-h" || a == "--help") {
         println!("{HELP}");
         return ExitCode::SUCCESS;
+    }
+    if let Some(code) = recording_command(&args) {
+        return code;
     }
     if args.first().map(String::as_str) == Some("timeline") {
         return match timeline::command(&args[1..]) {
@@ -116,6 +144,44 @@ fn main() -> ExitCode {
     } else {
         ExitCode::from(1)
     }
+}
+
+/// The recording commands (`start`, `record`, `finish`, `get`,
+/// `scaling-line`), or None for another command line.
+fn recording_command(args: &[String]) -> Option<ExitCode> {
+    let (cmd, rest) = args.split_first()?;
+    let result = match cmd.as_str() {
+        "start" => record::start(rest).map(|msg| {
+            eprintln!("uat-report: {msg}");
+            ExitCode::SUCCESS
+        }),
+        "finish" => record::finish(rest).map(|_| ExitCode::SUCCESS),
+        "get" => record::get(rest).map(|v| {
+            println!("{v}");
+            ExitCode::SUCCESS
+        }),
+        "record" => record::record(rest).map(|r| {
+            println!("{} ({:.1} s)", r.status.word(), r.wall_s);
+            if r.status.usable() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }),
+        "scaling-line" => record::scaling_line(rest).map(|(line, fine)| {
+            println!("{line}");
+            if fine {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }),
+        _ => return None,
+    };
+    Some(result.unwrap_or_else(|e| {
+        eprintln!("uat-report {cmd}: error: {e}");
+        ExitCode::from(2)
+    }))
 }
 
 /// `--import DIR FILE... [--meta KEY=VALUE]...`: makes DIR, returns it.
@@ -199,6 +265,9 @@ fn generate(dir: &Path) -> Result<Made, String> {
         stdout.push_str(&format!("\n\n{}", summary.markdown()));
     }
     stdout.push_str(&format!("\n{}\n", report::findings(&res, &s)));
+    if let Some(d) = report::duration(&res) {
+        stdout.push_str(&format!("\n{d}\n"));
+    }
     Ok(Made { ctx, stdout })
 }
 
@@ -234,7 +303,8 @@ mod tests {
         fs::write(
             dir.join("meta.json"),
             r#"{"date":"2026-11-22","host":"test","cpu":"cpu","cores":4,"commit":"abc","conduit":"smp",
-                "modes":"native am","ranks":"1 2","reps":1,"btc_depth":20,"uts_args":"-d 3","nqueens":8}"#,
+                "modes":"native am","ranks":"1 2","reps":1,"btc_depth":20,"uts_args":"-d 3","nqueens":8,
+                "started_unix":1000,"runs_started_unix":1060,"finished_unix":1125}"#,
         )
         .unwrap();
         let mut records = String::new();
@@ -271,6 +341,14 @@ mod tests {
         );
         let made = generate(&dir).unwrap();
         let md = fs::read_to_string(dir.join("report.md")).unwrap();
+        // The script's stamps: its own duration, in the report and last on stdout.
+        let duration = "Duration: 4 runs in 2 min 5 s (building 1 min 0 s, running 1 min 5 s)";
+        assert!(md.contains(duration), "{md}");
+        assert!(
+            made.stdout.trim_end().lines().last().unwrap().starts_with(duration),
+            "{}",
+            made.stdout
+        );
         // 2.0 s on one rank, 1.25 s on two: speed-up 1.6, efficiency 80%.
         assert!(md.contains("1.25 s (80%)"), "{md}");
         assert!(made.stdout.contains("1.60×"), "{}", made.stdout);

@@ -512,6 +512,8 @@ mod tests {
             exit: if out.is_some() { 0 } else { 1 },
             status: if out.is_some() { Status::Ok } else { Status::Failed },
             wall_s: 1.0,
+            output_path: String::new(),
+            stderr_path: String::new(),
             output: out,
             stderr_tail: String::new(),
         }

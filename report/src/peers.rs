@@ -1,4 +1,4 @@
-//! The peers experiment (issue 35): ours in each mode against rayon in the
+//! The peers experiment: ours in each mode against rayon in the
 //! same binaries (`--rayon THREADS`: the same kernels in a rayon pool) at
 //! each rank/thread count, on BTC in both forms, UTS, NQueens and cilksort
 //! (its sort time alone). `scripts/reproduce.sh` runs every workload, count
@@ -68,7 +68,7 @@ fn size(runs: &[&Run]) -> String {
 }
 
 pub fn section(res: &Results, ctx: &mut Ctx) -> Option<Section> {
-    let title = "Peers: ours against rayon (issue 35)".to_string();
+    let title = "Peers: ours against rayon".to_string();
     let all: Vec<&Run> = res.of("peers").collect();
     if all.is_empty() {
         return Some(Section {
@@ -271,6 +271,8 @@ mod tests {
             exit: 0,
             status: Status::Ok,
             wall_s: 1.0,
+            output_path: String::new(),
+            stderr_path: String::new(),
             output: Some(out),
             stderr_tail: String::new(),
         }

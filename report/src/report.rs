@@ -37,6 +37,9 @@ pub fn render(res: &Results, s: &Scaling<'_>, summary: &Table, sections: &[Secti
     if let Some(cmd) = res.meta.get("command").and_then(|v| v.as_str()) {
         let _ = writeln!(md, "Command: `{cmd}`\n");
     }
+    if let Some(d) = duration(res) {
+        let _ = writeln!(md, "{d}\n");
+    }
     let _ = writeln!(md, "{}\n", run_summary(res));
     let _ = writeln!(md, "## Findings\n\n{}\n", findings(res, s));
     if !summary.is_empty() {
@@ -54,7 +57,8 @@ pub fn render(res: &Results, s: &Scaling<'_>, summary: &Table, sections: &[Secti
     let _ = writeln!(md, "## Verification\n\n{}\n", verification(res));
     let _ = writeln!(
         md,
-        "## Files\n\n`runs.jsonl` (one record per run; each run's output in `logs/`), `meta.json`, CSV: {}; \
+        "## Files\n\n`runs.jsonl` (one record per run, with the benchmark's JSON line), `meta.json`, \
+         `logs.tar.xz` (each run's stdout and stderr: `logs/` while the script runs, packed at its end), CSV: {}; \
          plots: {}.\n",
         ctx.csvs.iter().map(|c| format!("`{c}`")).collect::<Vec<_>>().join(", "),
         ctx.plots
@@ -70,6 +74,40 @@ pub fn render(res: &Results, s: &Scaling<'_>, summary: &Table, sections: &[Secti
         }
     }
     md
+}
+
+/// "12 min 5 s", "41 s".
+fn minutes(s: f64) -> String {
+    let s = s.max(0.0).round() as u64;
+    match (s / 3600, s / 60 % 60, s % 60) {
+        (0, 0, sec) => format!("{sec} s"),
+        (0, min, sec) => format!("{min} min {sec} s"),
+        (h, min, sec) => format!("{h} h {min} min {sec} s"),
+    }
+}
+
+/// The reproduction's own duration, as its script measured it: from its
+/// start (`started_unix`, before building) through the first run
+/// (`runs_started_unix`) to the end of the last (`finished_unix`); None
+/// for results directories that predate the stamps.
+pub fn duration(res: &Results) -> Option<String> {
+    let at = |k: &str| res.meta.get(k).and_then(serde_json::Value::as_f64);
+    let (runs_started, finished) = (at("runs_started_unix")?, at("finished_unix")?);
+    let n = res.runs.len();
+    let runs = format!("{n} run{}", if n == 1 { "" } else { "s" });
+    Some(match at("started_unix") {
+        Some(started) => format!(
+            "Duration: {runs} in {} (building {}, running {}), measured by the script from its start to the \
+             end of its last run; the report is not counted.",
+            minutes(finished - started),
+            minutes(runs_started - started),
+            minutes(finished - runs_started)
+        ),
+        None => format!(
+            "Duration: {runs} in {}, measured from the first run to the end of the last.",
+            minutes(finished - runs_started)
+        ),
+    })
 }
 
 /// How many runs there were and how each that is not fine ended.
@@ -143,7 +181,7 @@ fn verification(res: &Results) -> String {
     s
 }
 
-/// The paragraph the issue asks for: is the paper's finding (AM-based
+/// The findings paragraph: is the paper's finding (AM-based
 /// degrades, RDMA-emulated holds) reproduced at this scale, and why.
 pub fn findings(res: &Results, s: &Scaling<'_>) -> String {
     if s.configs.is_empty() {

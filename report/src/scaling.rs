@@ -187,7 +187,7 @@ impl<'a> Scaling<'a> {
         [seq, par, seq.zip(par).map(|(a, p)| p / a), None]
     }
 
-    /// Fig. 12 for rayon or a child model (issue 35), by its label
+    /// Fig. 12 for rayon or a child model, by its label
     /// ([`Run::peer`]): the same four numbers from its `--vs-seq` run.
     pub fn peer_vs_seq(&self, b: &str, peer: &str) -> Option<[Option<f64>; 4]> {
         paired_vs_seq(median_run(self.seq_peers.get(&(b.to_string(), peer.to_string()))?)?)
@@ -405,7 +405,7 @@ pub fn overhead(res: &Results, s: &Scaling<'_>, ctx: &mut Ctx) -> Option<Section
         }
         rel.push((m.clone(), plot::config_color(m), v));
     }
-    // Beside ours (issue 35): rayon on one thread, and the floor of a
+    // Beside ours: rayon on one thread, and the floor of a
     // child-first spawn (a child with no runtime).
     for p in s.seq_peers() {
         let mut v = Vec::new();

@@ -1,4 +1,4 @@
-//! Issue 34's timeline: a traced job (the rank files of `cargo uat run
+//! The timeline: a traced job (the rank files of `cargo uat run
 //! --trace DIR`, read through `uat-trace`) drawn as a PNG — one lane per
 //! rank, time across, each rank's states coloured by kind, its threads
 //! suspended in joins as a strip under the lane, steals (and remote joins)
@@ -498,7 +498,7 @@ pub fn section(res: &crate::data::Results, ctx: &mut Ctx) -> Option<Section> {
     if !dir.is_dir() && run.is_none() {
         return None;
     }
-    let title = "Timeline — one traced UTS run (issue 34; beside Figs. 13 and 16)".to_string();
+    let title = "Timeline — one traced UTS run (beside Figs. 13 and 16)".to_string();
     let what = match run {
         Some(r) => format!(
             "Run {} (`uts {}`, {} mode, {}, `--trace`): **{}**. ",

@@ -38,8 +38,6 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use gasnet_sys::Gasnet;
 
-use crate::config::Config;
-
 /// The arena's fixed point in every process: the control page; the stack
 /// region ends here. Far from where Linux places heap, stacks, libraries and
 /// (non-PIE) executables.
@@ -89,7 +87,11 @@ pub(crate) const ATTENTION_WORD: ControlWord = ControlWord::at(256);
 pub(crate) const SLEEP_WORD: ControlWord = ControlWord::at(320);
 /// The rank (plus one) whose lifeline woke this one; 0: none since read.
 pub(crate) const WOKEN_BY_WORD: ControlWord = ControlWord::at(384);
-/// The first of [`crate::lifeline::MAX_LIFELINES`] words, one per dimension
+/// Lifelines per rank at most (dimensions of the lifeline graph): the
+/// control page holds one slot per lifeline ([`LIFELINE_SLOTS`]), so this
+/// module owns the limit (the setting `UAT_LIFELINES` is checked against it).
+pub(crate) const MAX_LIFELINES: usize = 32;
+/// The first of [`MAX_LIFELINES`] words, one per dimension
 /// of the lifeline graph: the rank (plus one) whose lifeline of that
 /// dimension ends here and that waits for work; 0: none.
 pub(crate) const LIFELINE_SLOTS: ControlWord = ControlWord::at(448);
@@ -156,10 +158,22 @@ const _: () = assert!(
     "a rank's stats must fit its slot"
 );
 
+/// The settings that size the arena's parts (from the runtime's `Config`:
+/// `UAT_DEQUE_CAPACITY`, `UAT_FUTURE_CELLS`, `UAT_RDMA_REGION`,
+/// `UAT_STACK_SIZE`, `UAT_GLOBAL_HEAP`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sizes {
+    pub(crate) deque_capacity: usize,
+    pub(crate) future_cells: usize,
+    pub(crate) rdma_region: usize,
+    pub(crate) stack_size: usize,
+    pub(crate) global_heap: usize,
+}
+
 impl Layout {
-    /// The layout for `c` on `ranks` ranks, with deque entries and future
-    /// cells of the given sizes.
-    pub(crate) fn new(c: &Config, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
+    /// The layout for the sizes `c` on `ranks` ranks, with deque entries
+    /// and future cells of the given sizes.
+    pub(crate) fn new(c: &Sizes, ranks: u32, entry_bytes: usize, cell_bytes: usize) -> Layout {
         let deque = DEQUE_OFFSET;
         let cells = deque + page_up(c.deque_capacity * entry_bytes);
         let sides = cells + page_up(c.future_cells * cell_bytes);
@@ -324,12 +338,13 @@ mod tests {
 
     #[test]
     fn layout_parts_are_ordered_page_aligned_and_disjoint() {
-        let c = Config::default()
-            .deque_capacity(1000)
-            .future_cells(1000)
-            .rdma_region(100_000)
-            .stack_size(1 << 20)
-            .global_heap(100_000);
+        let c = Sizes {
+            deque_capacity: 1000,
+            future_cells: 1000,
+            rdma_region: 100_000,
+            stack_size: 1 << 20,
+            global_heap: 100_000,
+        };
         let l = Layout::new(&c, 3, 16, 64);
         let parts = [
             0,

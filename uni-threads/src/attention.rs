@@ -13,10 +13,13 @@
 //!   rank's exit among it) arrives only when a rank polls. So there the
 //!   worker also polls on a countdown (`poll_interval` spawns: every spawn
 //!   in `am` mode when some rank is outside shared memory, the paper's
-//!   mechanism; else every 64): its own mark `AttentionBits::PERIODIC` keeps
+//!   mechanism; else every 64): its own mark [`PERIODIC`] keeps
 //!   the word non-zero, and a raised request is served at once.
 //!
-//! The bits and who sets them: [`am_fad::attention`].
+//! The word's format, the allocation of its bits and the raise are
+//! [`am_fad::attention`]'s; this module holds the owner's side and the
+//! owner's marks, which it claims there when the worker starts
+//! ([`PERIODIC`], [`LAYER`], [`HOOKS`]).
 //!
 //! - Idle ranks raise it when they register on this rank's lifelines
 //!   (`crate::lifeline`): the spawn that sees it wakes them.
@@ -32,6 +35,23 @@ use am_fad::AttentionBits;
 
 use crate::arena::ATTENTION_WORD;
 
+/// The owner's mark: it polls every `poll_interval` spawns anyway (the
+/// paper's mechanism, and jobs whose ranks do not all share memory).
+pub(crate) const PERIODIC: AttentionBits = AttentionBits::owner_bit(0);
+/// The owner's mark: the layer above the scheduler needs the next spawn or
+/// poll point (global memory: a checkout is active, or cached bytes are
+/// dirty; [`crate::layer::Here::mark`]).
+pub(crate) const LAYER: AttentionBits = AttentionBits::owner_bit(2);
+/// The owner's mark: its per-task hooks are on (a trace, work/span). Asks
+/// for nothing by itself: it keeps the word non-zero, so that "the word is
+/// clear" means "no hooks" too, and a spawn looks for hooks only behind the
+/// branch it takes anyway.
+pub(crate) const HOOKS: AttentionBits = AttentionBits::owner_bit(3);
+/// The marks that ask for nothing now (the periodic one counts down).
+const PASSIVE: AttentionBits = PERIODIC.with(HOOKS);
+/// The name the marks are claimed under in `am_fad::attention`.
+const OWNER: &str = "uni-threads (the worker's marks)";
+
 /// This rank's attention word and polling countdown (worker thread only).
 ///
 /// The owner's bits' truth lives here (`interval`, `layer`), not in the
@@ -42,10 +62,10 @@ pub(crate) struct Attention {
     /// Poll every this many spawns anyway (0: only when raised).
     interval: u32,
     countdown: Cell<u32>,
-    /// [`AttentionBits::LAYER`] while the layer above needs the next spawn
+    /// [`LAYER`] while the layer above needs the next spawn
     /// or poll point ([`crate::layer::Here::mark`]), else none.
     layer: Cell<AttentionBits>,
-    /// [`AttentionBits::HOOKS`] when the per-task hooks are on (a trace,
+    /// [`HOOKS`] when the per-task hooks are on (a trace,
     /// work/span), else none.
     hooks: AttentionBits,
 }
@@ -64,6 +84,7 @@ impl Attention {
     /// # Safety
     /// The arena must be mapped.
     pub(crate) unsafe fn new(interval: u32, hooks: bool) -> Attention {
+        am_fad::attention::claim(PERIODIC.with(LAYER).with(HOOKS), OWNER);
         Attention::over(word(), interval, hooks)
     }
 
@@ -74,11 +95,7 @@ impl Attention {
             interval,
             countdown: Cell::new(interval.max(1)),
             layer: Cell::new(AttentionBits::NONE),
-            hooks: if hooks {
-                AttentionBits::HOOKS
-            } else {
-                AttentionBits::NONE
-            },
+            hooks: if hooks { HOOKS } else { AttentionBits::NONE },
         };
         word.store(a.own_bits().word(), Ordering::Release);
         a
@@ -90,7 +107,7 @@ impl Attention {
         let periodic = if self.interval == 0 {
             AttentionBits::NONE
         } else {
-            AttentionBits::PERIODIC
+            PERIODIC
         };
         periodic.with(self.layer.get()).with(self.hooks)
     }
@@ -111,8 +128,8 @@ impl Attention {
     #[inline(always)]
     pub(crate) fn due(&self) -> bool {
         let bits = AttentionBits::from_word(self.word.load(Ordering::Relaxed));
-        if bits.passive() {
-            if !bits.has(AttentionBits::PERIODIC) {
+        if bits.only(PASSIVE) {
+            if !bits.has(PERIODIC) {
                 return false;
             }
             if self.interval != 0 {
@@ -138,9 +155,9 @@ impl Attention {
     /// Sets or clears the layer's mark ([`crate::layer::Here::mark`]; an
     /// atomic or/and: a request raised meanwhile stays).
     pub(crate) fn mark_layer(&self, on: bool) {
-        let m = AttentionBits::LAYER.word();
+        let m = LAYER.word();
         if on {
-            self.layer.set(AttentionBits::LAYER);
+            self.layer.set(LAYER);
             self.word.fetch_or(m, Ordering::Relaxed);
         } else {
             self.layer.set(AttentionBits::NONE);
@@ -208,7 +225,7 @@ mod tests {
         let a = attention(0);
         a.word.store(1, Ordering::Relaxed);
         assert!(a.due(), "without periodic polling any bit is due");
-        a.word.store(AttentionBits::HOOKS.word(), Ordering::Relaxed);
+        a.word.store(HOOKS.word(), Ordering::Relaxed);
         assert!(!a.due(), "the hooks mark asks for nothing");
     }
 
@@ -216,10 +233,10 @@ mod tests {
     fn the_hooks_mark_stays_in_the_word() {
         for interval in [0, 64] {
             let a = Attention::over(Box::leak(Box::new(AtomicU64::new(0))), interval, true);
-            assert!(AttentionBits::from_word(a.word.load(Ordering::Relaxed)).has(AttentionBits::HOOKS));
+            assert!(AttentionBits::from_word(a.word.load(Ordering::Relaxed)).has(HOOKS));
             a.word.store(AttentionBits::REQUEST.word(), Ordering::Relaxed);
             assert!(a.take());
-            assert!(AttentionBits::from_word(a.word.load(Ordering::Relaxed)).has(AttentionBits::HOOKS));
+            assert!(AttentionBits::from_word(a.word.load(Ordering::Relaxed)).has(HOOKS));
             a.mark_layer(true);
             a.mark_layer(false);
             assert_ne!(a.word.load(Ordering::Relaxed), 0, "a clear word means no hooks");

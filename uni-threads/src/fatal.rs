@@ -3,10 +3,20 @@
 //!
 //! Every message is one line, written with one `write(2)` and prefixed with
 //! the rank ([`gasnet_sys::report`]), then GASNet ends every rank (exit 1).
+//! Sizes print as the settings take them ([`fmt_size`]).
 
 use gasnet_sys::Gasnet;
 
-use crate::config::fmt_size;
+/// A size as a person wrote it: "256K", "64M", "1G", or bytes — the form
+/// the `UAT_*` settings accept, so a suggestion can be pasted back.
+pub fn fmt_size(bytes: usize) -> String {
+    for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
+        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
+            return format!("{}{suffix}", bytes >> shift);
+        }
+    }
+    bytes.to_string()
+}
 
 /// Prints `[rank R] error: ...` and ends every rank of the job (exit 1).
 /// Usable before the runtime (or even GASNet) has started.

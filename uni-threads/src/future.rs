@@ -138,7 +138,8 @@ static REFUSED: AtomicU64 = AtomicU64::new(0);
 /// Their reports (the first few in full).
 static REFUSALS: am_fad::refusals::Refusals = am_fad::refusals::Refusals::new("CELL_FREE messages");
 
-/// CELL_FREE messages this rank has refused so far.
+/// CELL_FREE messages this rank has refused so far (test support).
+#[cfg(feature = "testing")]
 pub(crate) fn refused() -> u64 {
     REFUSED.load(Ordering::Relaxed)
 }
@@ -287,7 +288,7 @@ impl CellRef {
         // millisecond; meanwhile its shared-memory message queue fills and
         // this rank's next request blocks. Have it poll now (one load when
         // it is awake; after the request, so the message is queued first).
-        crate::lifeline::serve(g, self.rank);
+        crate::sleep_word::serve(g, self.rank);
         // SAFETY: the completer wrote a T's bytes there.
         unsafe { buf.as_ptr().cast::<T>().read_unaligned() }
     }
@@ -381,6 +382,7 @@ impl CellPool {
 /// Test support (the fuzzer): whether cell `addr` of `rank` (another rank)
 /// is handed back (FREE) — a CELL_FREE for it is refused whatever happens
 /// meanwhile short of a spawn and a finished task there.
+#[cfg(feature = "testing")]
 pub(crate) fn handed_back_remote(g: Gasnet, rank: u32, addr: usize) -> bool {
     g.get_u64(rank, remote(g, rank, addr)) == FREE
 }

@@ -102,7 +102,7 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
         // (else a full queue makes this rank's next request wait for the
         // target's next periodic poll).
         if sent.is_multiple_of(32) {
-            crate::lifeline::serve(g, target);
+            crate::sleep_word::serve(g, target);
         }
     };
 
@@ -176,7 +176,7 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
     // them.
     {
         let mut layer_request = |handler: u8, args: &[u32]| request(handler, args, &mut sent);
-        w.layer.fuzz(
+        crate::layer::installed().fuzz(
             crate::layer::Here::of(crate::worker::worker()),
             target,
             count,
@@ -197,14 +197,14 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
     let before = am_fad::fuzz_replies_refused();
     let service = am_fad::fuzz_service(g, target, count, &mut || rng.next());
     sent += service;
-    crate::lifeline::serve(g, target);
+    crate::sleep_word::serve(g, target);
     // Every fuzzed reply is refused here (none matches a waiting request):
     // wait for them all, so that the fuzz is over when this returns.
     let until = Instant::now() + Duration::from_secs(30);
     while am_fad::fuzz_replies_refused() < before + service && Instant::now() < until {
         w.attend(false);
         g.poll();
-        crate::lifeline::serve(g, target);
+        crate::sleep_word::serve(g, target);
     }
     let until = Instant::now() + Duration::from_millis(20);
     while Instant::now() < until {

@@ -43,12 +43,32 @@
 
 use std::any::Any;
 use std::marker::PhantomData;
+use std::sync::OnceLock;
 
 use gasnet_sys::am::Handler;
 use gasnet_sys::Gasnet;
 
-pub use crate::config::fmt_size;
+pub use crate::fatal::fmt_size;
 use crate::worker::{worker_for_thread, Worker};
+
+/// The layer the process's runtime was started with (one per process:
+/// `Runtime::start` installs it before the first ordering point). Read
+/// with an acquire load (`OnceLock::get`) at the ordering points, none of
+/// them a spawn's fast path.
+static INSTALLED: OnceLock<&'static dyn Layer> = OnceLock::new();
+
+/// Installs the process's layer (once, at start).
+pub(crate) fn install(layer: &'static dyn Layer) {
+    if INSTALLED.set(layer).is_err() {
+        unreachable!("one runtime per process, its layer installed once");
+    }
+}
+
+/// The process's layer ([`install`]).
+#[inline]
+pub(crate) fn installed() -> &'static dyn Layer {
+    *INSTALLED.get().expect("the layer is installed when the runtime starts")
+}
 
 /// A release point (see the module table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -272,7 +292,7 @@ impl Here {
     /// Makes `rank` serve its Active Message queue soon, if it sleeps in
     /// shared memory (call it after a request that waits for a reply).
     pub fn serve(self, rank: u32) {
-        crate::lifeline::serve(self.w.gasnet, rank);
+        crate::sleep_word::serve(self.w.gasnet, rank);
     }
 }
 

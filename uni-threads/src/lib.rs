@@ -70,6 +70,7 @@ mod future;
 #[cfg(feature = "testing")]
 mod fuzz;
 mod guard;
+mod idle;
 pub mod layer;
 mod lifeline;
 mod migration;
@@ -78,6 +79,7 @@ mod rdma;
 mod runtime;
 mod scheduler;
 mod signal_line;
+mod sleep_word;
 mod spawn;
 pub mod stats;
 mod steal;

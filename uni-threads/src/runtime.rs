@@ -9,10 +9,10 @@ use gasnet_sys::Gasnet;
 use crate::arena::{self, ArenaError, Layout, FINISHED_WORD, GUARD_RESERVE};
 use crate::attention::Attention;
 use crate::collective;
-use crate::config::fmt_size;
 use crate::config::Config;
 use crate::context::{save_context_and_call, start_on_stack, Word};
 use crate::deque::{self, ArenaOwnWords, Deque, Thieves};
+use crate::fatal::fmt_size;
 use crate::future::{CellPool, CellRef, CELL_SIZE, MAX_RESULT_SIZE};
 use crate::layer::{Acquire, Here, Layer, NoLayer, Release};
 use crate::rdma::RdmaAlloc;
@@ -138,7 +138,14 @@ impl Runtime {
         config.validate().map_err(|e| StartError::Other(e.to_string()))?;
         check_settings_agree(gasnet, &config);
         gasnet.set_cross_host_delay(config.net_delay);
-        let layout = Layout::new(&config, ranks, deque::ENTRY_BYTES, CELL_SIZE);
+        let sizes = crate::arena::Sizes {
+            deque_capacity: config.deque_capacity,
+            future_cells: config.future_cells,
+            rdma_region: config.rdma_region,
+            stack_size: config.stack_size,
+            global_heap: config.global_heap,
+        };
+        let layout = Layout::new(&sizes, ranks, deque::ENTRY_BYTES, CELL_SIZE);
         let atomics = DequeAtomics::new(gasnet).map_err(|e| StartError::Other(e.to_string()))?;
         gasnet
             .register_handlers(&crate::future::handlers())
@@ -233,7 +240,6 @@ impl Runtime {
                 process_cpu_ns_at_start: 0.into(),
             },
             poller: poller.into(),
-            layer,
             layer_state: std::cell::OnceCell::new(),
             trace: crate::trace::Tracer::new(
                 config.trace.clone(),
@@ -248,6 +254,7 @@ impl Runtime {
         // After the deque's words (native mode: atomic domains are created
         // collectively, in the same order on every rank).
         let w = worker();
+        crate::layer::install(layer);
         let state = layer.attach(Here::of(w));
         if w.layer_state.set(state).is_err() {
             unreachable!("one worker per process, attached once");
@@ -265,7 +272,7 @@ impl Runtime {
             // Every rank traces (UAT_TRACE must agree: the alignment and
             // the end of the job are collective).
             worker().trace.set_clock(crate::trace::clock::align(gasnet));
-            gasnet.at_exit(crate::trace::write_partial_on_exit);
+            gasnet.at_exit(write_partial_trace_on_exit);
         }
         gasnet.barrier();
         Ok(Runtime {
@@ -300,7 +307,7 @@ impl Runtime {
         w.lifelines.reset();
         w.victims.reset();
         w.workspan.reset();
-        w.layer.acquire(Here::of(w), Acquire::RunStart);
+        crate::layer::installed().acquire(Here::of(w), Acquire::RunStart);
         let cell = if w.rank == 0 {
             Some(
                 w.cells
@@ -327,7 +334,7 @@ impl Runtime {
             enter(root, root_cell);
         }
         let w = worker();
-        w.layer.acquire(Here::of(w), Acquire::RunEnd);
+        crate::layer::installed().acquire(Here::of(w), Acquire::RunEnd);
         let cpu = cpu_ns(libc::CLOCK_THREAD_CPUTIME_ID).saturating_sub(w.run.cpu_ns_at_start.get());
         let process = cpu_ns(libc::CLOCK_PROCESS_CPUTIME_ID).saturating_sub(w.run.process_cpu_ns_at_start.get());
         let (work_strands, work_ticks) = w.workspan.work();
@@ -433,9 +440,9 @@ impl Runtime {
     /// runtime's thread between runs needs it: no task's end releases it.
     fn collective_fence<R>(&self, f: impl FnOnce() -> R) -> R {
         let w = worker();
-        w.layer.release(Here::of(w), Release::Collective);
+        crate::layer::installed().release(Here::of(w), Release::Collective);
         let r = f();
-        w.layer.acquire(Here::of(w), Acquire::Collective);
+        crate::layer::installed().acquire(Here::of(w), Acquire::Collective);
         r
     }
 
@@ -511,8 +518,8 @@ impl Runtime {
     pub fn exit(&self, code: i32) -> ! {
         collective_outside_tasks("Runtime::exit");
         let w = worker();
-        w.layer.release(Here::of(w), Release::Collective);
-        crate::trace::end_of_job(self.gasnet);
+        crate::layer::installed().release(Here::of(w), Release::Collective);
+        trace_end_of_job(self.gasnet);
         if let Some(poller) = worker().poller.borrow_mut().take() {
             poller.stop();
         }
@@ -647,7 +654,7 @@ where
             c.span_spawns = span.spawns;
         });
     }
-    w.layer.release(Here::of(w), Release::TaskEnd);
+    crate::layer::installed().release(Here::of(w), Release::TaskEnd);
     complete(
         CellRef {
             addr: root_cell,
@@ -665,7 +672,7 @@ where
     // a woken rank finds the word set).
     if w.lifelines.on() {
         for r in (0..w.ranks).filter(|&r| r != w.rank) {
-            crate::lifeline::wake(w.gasnet, r);
+            crate::sleep_word::wake(w.gasnet, r);
         }
     }
     scheduler::enter()
@@ -874,5 +881,87 @@ pub(crate) fn wait_until_parent_stolen() {
         w.attend(false);
         w.gasnet.poll();
         std::hint::spin_loop();
+    }
+}
+
+// The trace at the end of the job (the worker's tracer, `crate::trace`).
+
+/// The job fails on this rank (an exit hook, on the thread that ends the
+/// job): write what was recorded so far, and say where.
+pub(crate) fn write_partial_trace_on_exit() {
+    if !crate::worker::on_worker_thread() || !crate::worker::is_running() {
+        return;
+    }
+    let w = crate::worker::worker();
+    if !w.trace.on() || w.trace.written() {
+        return;
+    }
+    w.trace.instant(uat_trace::Kind::Failure, w.rank, 0);
+    // The failing run's counters so far, unless it had ended.
+    w.trace.add_run(w.run.id.get(), &w.stats_snapshot());
+    match w.trace.write(false, w.gasnet.hosts()) {
+        Some(Ok(path)) => gasnet_sys::report(format_args!(
+            "uat: the partial trace of this rank is in {} (merge the ranks' files with `uat-trace merge {}`)",
+            path.display(),
+            w.trace.dir().map_or_else(String::new, |d| d.display().to_string())
+        )),
+        Some(Err(e)) => gasnet_sys::report(format_args!("uat: {e}")),
+        None => {}
+    }
+}
+
+/// Collective, at the end of the job (`Runtime::exit`): every rank writes
+/// its file; then rank 0 merges them and says where the outputs are.
+pub(crate) fn trace_end_of_job(gasnet: gasnet_sys::Gasnet) {
+    let w = crate::worker::worker();
+    let Some(dir) = w.trace.dir().map(|d| d.to_path_buf()) else {
+        return;
+    };
+    let mine = w.trace.write(true, gasnet.hosts());
+    if let Some(Err(e)) = &mine {
+        gasnet_sys::report(format_args!("uat: {e}"));
+    }
+    let failed = gasnet.max_over_ranks(matches!(mine, Some(Err(_))) as u64) != 0;
+    if gasnet.rank() != 0 {
+        return;
+    }
+    if failed {
+        gasnet_sys::report(format_args!(
+            "uat: the trace in {} is incomplete (see above)",
+            dir.display()
+        ));
+    }
+    merge_trace(&dir);
+}
+
+/// Rank 0 makes the outputs from the ranks' files.
+fn merge_trace(dir: &std::path::Path) {
+    match uat_trace::write_outputs(dir) {
+        Ok(written) => {
+            // The statistics mode's table, at the end (a timeline's is in
+            // stats.txt, next to it).
+            if crate::worker::worker().config.trace_mode == crate::trace::TraceMode::Stats {
+                if let Ok(table) = std::fs::read_to_string(&written.stats_text) {
+                    eprint!("{table}");
+                }
+            }
+            let paths: Vec<String> = written.paths().iter().map(|p| p.display().to_string()).collect();
+            gasnet_sys::report(format_args!("uat: trace written: {}", paths.join(", ")));
+            // Under the launcher (`cargo uat run --trace`), which writes
+            // the OTF2 archive itself after the job.
+            let launched = std::env::var_os("UAT_LAUNCHED").is_some();
+            for note in written
+                .notes
+                .iter()
+                .filter(|n| !(launched && *n == uat_trace::OTF2_NOT_BUILT))
+            {
+                gasnet_sys::report(format_args!("uat: trace: {note}"));
+            }
+        }
+        Err(e) => gasnet_sys::report(format_args!(
+            "uat: cannot merge the trace in {}: {e} (the ranks' files are there; `uat-trace merge {}` retries)",
+            dir.display(),
+            dir.display()
+        )),
     }
 }

@@ -14,6 +14,7 @@
 //! Unlike the original implementation, waiters are retried on every pass,
 //! not only after a failed steal: a joiner resumes as soon as it can.
 
+use crate::attention::Attention;
 use crate::context::{resume_context, save_context_and_call, start_on_stack, Word};
 use crate::fatal;
 use crate::future::CellRef;
@@ -74,7 +75,7 @@ unsafe extern "C-unwind" fn schedule(_: usize, _: usize) {
                 // An acquire point for global memory (the victim released
                 // at the spawn that pushed this continuation).
                 let w = worker();
-                w.layer.acquire(crate::layer::Here::of(w), crate::layer::Acquire::Steal);
+                crate::layer::installed().acquire(crate::layer::Here::of(w), crate::layer::Acquire::Steal);
                 // The deque is empty: the stolen thread is its bottom one.
                 w.thread.bottom_top.set(entry.top as usize);
                 // The flow ends where the resumed task begins (one tick).
@@ -227,5 +228,60 @@ pub(crate) fn alloc_cell_slow() -> CellRef {
         if std::time::Instant::now() > deadline {
             fatal::cells_exhausted(w.layout.cell_count)
         }
+    }
+}
+
+/// What the worker does for other ranks when its attention word is set
+/// (`crate::attention`): the layer's release point, the poll, exposing
+/// work, waking the ranks waiting on its lifelines.
+impl crate::worker::Worker {
+    /// What every spawn (`pushing`: it is about to push a continuation) and
+    /// `poll_point` does for other ranks: one load of the attention word;
+    /// when it is set, serve (see [`crate::attention`]).
+    #[inline(always)]
+    pub(crate) fn check_attention(&self, pushing: bool) {
+        if Attention::raised() && self.attention.due() {
+            self.attend(pushing);
+        }
+    }
+
+    /// The attention word is set: poll for Active Messages (fetch-and-add
+    /// requests in `am` mode, remote frees); if another rank raised it,
+    /// expose an entry to the thief that asked for work and wake the ranks
+    /// waiting on this one's lifelines ([`crate::lifeline`]).
+    #[inline(never)]
+    pub(crate) fn attend(&self, pushing: bool) {
+        if self.attention.layer_marked() {
+            let at = if pushing {
+                crate::layer::Release::Spawn
+            } else {
+                crate::layer::Release::Poll
+            };
+            crate::layer::installed().release(crate::layer::Here::of(worker()), at);
+        }
+        let start = if self.trace.on() { crate::tsc::now() } else { 0 };
+        let requested = self.attention.take();
+        self.poll_now();
+        if requested {
+            if self.deque.expose() {
+                self.run.counters.update(|c| c.exposures += 1);
+            }
+            if self.lifelines.on() && self.lifelines.wake_waiting(self, pushing) {
+                // Ranks wait, but there is no work to give them yet: look
+                // again at the next spawn.
+                Attention::raise_own();
+            }
+        }
+        self.trace
+            .since(uat_trace::Kind::Poll, self.rank, start, requested as u64);
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn poll_now(&self) {
+        let start = crate::tsc::now();
+        self.gasnet.poll();
+        let cycles = crate::tsc::now().wrapping_sub(start);
+        self.run.counters.update(|s| s.msg_handling_cycles += cycles);
     }
 }

@@ -89,7 +89,7 @@ where
     let w = worker_for_task("uat::spawn");
     // The attention word (one load, `Worker::check_attention`). The per-task
     // hooks (trace, work/span) keep it set while they are on (their mark,
-    // AttentionBits::HOOKS), so they are looked for only behind this
+    // the HOOKS mark), so they are looked for only behind this
     // branch, which a clear word skips: when off they cost a spawn nothing
     // (on the network, where the periodic mark keeps the word set, one
     // more branch); when on, the same code runs with them compiled in.
@@ -289,7 +289,7 @@ where
     }
     // The parent runs elsewhere: what this task wrote to global memory
     // must be visible there before the result is (a release point).
-    w.layer.release(Here::of(w), Release::TaskEnd);
+    crate::layer::installed().release(Here::of(w), Release::TaskEnd);
     // SAFETY: as above.
     complete_untagged(cell, unsafe { value.assume_init_ref() });
     scheduler::parent_gone()
@@ -451,8 +451,8 @@ fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
                 if state == crate::future::DONE_REMOTE {
                     // The task finished on another process: an acquire
                     // point for global memory.
-                    w.layer.acquire(Here::of(w), Acquire::Join);
-                    crate::trace::joined_remote(w, cell);
+                    crate::layer::installed().acquire(Here::of(w), Acquire::Join);
+                    trace_joined_remote(w, cell);
                 }
                 // SAFETY: done, and it holds the T its spawn created it for.
                 let value = unsafe { cell.result_local::<T>() };
@@ -462,20 +462,56 @@ fn join_cell<T: Copy, const HOOKED: bool>(cell: CellRef) -> T {
                 return value;
             }
         } else if cell.is_done_remote(w.gasnet) {
-            w.layer.acquire(Here::of(w), Acquire::Join);
-            crate::trace::joined_remote(w, cell);
+            crate::layer::installed().acquire(Here::of(w), Acquire::Join);
+            trace_joined_remote(w, cell);
             after(w, at);
             let value = cell.take_remote::<T>(w.gasnet);
             w.run.counters.update(|c| c.joins += 1);
             return value;
         }
         let _ = worker_for_task("JoinHandle::join");
-        w.layer.before_suspend(Here::of(w));
+        crate::layer::installed().before_suspend(Here::of(w));
         scheduler::suspend_until_done(cell);
         if HOOKED {
             at = crate::tsc::now();
         }
     }
+}
+
+/// A join took the result of a child that finished on another rank (the
+/// cell was completed remotely, or is another rank's): the flow from that
+/// completion to here. A timeline reads the child's completion tag (none
+/// if this rank completed it); the statistics count the join (its child's
+/// rank taken as the cell's).
+#[cold]
+#[inline(never)]
+fn trace_joined_remote(w: &crate::worker::Worker, cell: crate::future::CellRef) {
+    if !w.trace.on() {
+        return;
+    }
+    let now = crate::tsc::now();
+    if !w.hooks.trace() {
+        // The statistics count it; the child's rank is unknown here (its
+        // cell's, or another one's when the cell is this rank's).
+        w.trace
+            .record(uat_trace::Kind::JoinFlow, w.rank, now, now, cell.addr as u64);
+        return;
+    }
+    let tag = cell.tag(w.gasnet, w.rank);
+    let bits = uat_trace::PEER_TICK_BITS;
+    let Some(completer) = (tag >> bits).checked_sub(1).map(|r| r as u32) else {
+        return;
+    };
+    if completer == w.rank || completer >= w.ranks {
+        return;
+    }
+    w.trace.record(
+        uat_trace::Kind::JoinFlow,
+        completer,
+        tag & ((1 << bits) - 1),
+        now,
+        cell.addr as u64,
+    );
 }
 
 #[cfg(test)]

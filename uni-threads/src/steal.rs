@@ -85,7 +85,7 @@ fn attempt(victim: u32) -> Result<Entry, Outcome> {
     let w = worker_in_task();
     let (g, me) = (w.gasnet, w.rank);
     let c = &w.run.counters;
-    if w.lifelines.on() && crate::lifeline::sleeping(g, victim) {
+    if w.lifelines.on() && crate::sleep_word::sleeping(g, victim) {
         c.update(|c| c.steal_attempts_saved += 1);
         return Err(Outcome::Asleep);
     }

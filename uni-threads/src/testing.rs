@@ -111,3 +111,15 @@ pub fn attention_raised() -> bool {
 pub fn fetch_adds_served() -> u64 {
     am_fad::requests_served()
 }
+
+/// splitmix64 of (`seed`, `i`): the pseudo-random numbers of the benchmarks
+/// and of the tests, the same on every rank and in every run (the `i`-th
+/// number of the stream `seed`).
+pub fn splitmix(seed: u64, i: u64) -> u64 {
+    let mut z = seed
+        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        .wrapping_add(i.wrapping_add(1).wrapping_mul(0xbf58_476d_1ce4_e5b9));
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}

@@ -25,7 +25,34 @@ use std::cell::{Cell, RefCell};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use crate::config::VictimPolicy;
+/// How a thief chooses whom to steal from (`UAT_VICTIMS`; the same on
+/// every rank). This module states both rules.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VictimPolicy {
+    /// Any other rank, uniformly at random (IPSJ 2016; the default).
+    Random,
+    /// Another rank of this host at random; after as many failed attempts
+    /// in a row as the host has other ranks, one rank of another host.
+    HostFirst,
+}
+
+impl VictimPolicy {
+    /// Every policy, in the order `--help` lists them.
+    pub const ALL: [VictimPolicy; 2] = [VictimPolicy::Random, VictimPolicy::HostFirst];
+
+    /// The name in `UAT_VICTIMS` and the JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            VictimPolicy::Random => "random",
+            VictimPolicy::HostFirst => "host-first",
+        }
+    }
+
+    /// The policy named `text`.
+    pub fn parse(text: &str) -> Option<VictimPolicy> {
+        VictimPolicy::ALL.into_iter().find(|p| p.name() == text)
+    }
+}
 
 /// A rank's sequence of victims (worker thread only).
 pub(crate) struct Victims {

@@ -35,14 +35,14 @@ use crate::victim::Victims;
 /// RDMA region at `buf` until the child completes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Waiter {
-    pub ctx: usize,
-    pub top: usize,
-    pub buf: usize,
-    pub cell: crate::future::CellRef,
+    pub(crate) ctx: usize,
+    pub(crate) top: usize,
+    pub(crate) buf: usize,
+    pub(crate) cell: crate::future::CellRef,
     /// The deque when it suspended ([`Worker::deque_mark`]).
-    pub deque: (u64, u64),
+    pub(crate) deque: (u64, u64),
     /// When it suspended (TSC; for the trace).
-    pub since: u64,
+    pub(crate) since: u64,
 }
 
 /// Where the running thread is, and the native contexts around it.
@@ -54,71 +54,77 @@ pub(crate) struct ThreadPlace {
     /// the bottom thread keeps it while it has entries above it;
     /// [`Worker::thread_top`] derives every other thread's top from the
     /// deque, so a spawn stores no top.
-    pub bottom_top: Cell<usize>,
+    pub(crate) bottom_top: Cell<usize>,
     /// Top of the native stack the scheduler runs on (process-local).
-    pub sched_stack_top: usize,
+    pub(crate) sched_stack_top: usize,
     /// The context of `Runtime::run`'s caller on the native stack.
-    pub main_ctx: Cell<usize>,
+    pub(crate) main_ctx: Cell<usize>,
 }
 
 /// Threads suspended in a join, and the RDMA-region buffers of their frames.
 pub(crate) struct Waiters {
-    pub rdma: RefCell<RdmaAlloc>,
-    pub list: RefCell<Vec<Waiter>>,
+    pub(crate) rdma: RefCell<RdmaAlloc>,
+    pub(crate) list: RefCell<Vec<Waiter>>,
     /// A thread on its way into the list (set just before switching to the
     /// scheduler stack).
-    pub suspending: Cell<Option<Waiter>>,
+    pub(crate) suspending: Cell<Option<Waiter>>,
 }
 
 /// The current run: its number and its statistics.
 pub(crate) struct RunState {
     /// The run number the FINISHED word must reach for this run to be over.
-    pub id: Cell<u64>,
-    pub counters: Counters,
+    pub(crate) id: Cell<u64>,
+    pub(crate) counters: Counters,
     /// The lowest context record of this run (its `max_stack_bytes`).
-    pub lowest_ctx: Cell<usize>,
+    pub(crate) lowest_ctx: Cell<usize>,
     /// am_fad::handler_cycles() when the run started.
-    pub handler_cycles_at_start: Cell<u64>,
+    pub(crate) handler_cycles_at_start: Cell<u64>,
     /// The worker thread's CPU time when the run started (ns).
-    pub cpu_ns_at_start: Cell<u64>,
+    pub(crate) cpu_ns_at_start: Cell<u64>,
     /// The process's CPU time (all its threads) when the run started (ns).
-    pub process_cpu_ns_at_start: Cell<u64>,
+    pub(crate) process_cpu_ns_at_start: Cell<u64>,
 }
 
 /// This process's scheduler state: who it is (GASNet, rank, configuration,
 /// arena layout) and its parts, each with one purpose.
 pub(crate) struct Worker {
-    pub gasnet: Gasnet,
-    pub rank: u32,
-    pub ranks: u32,
-    pub config: Config,
-    pub layout: Layout,
+    /// The GASNet-EX handle.
+    pub(crate) gasnet: Gasnet,
+    /// This rank.
+    pub(crate) rank: u32,
+    /// The job's ranks.
+    pub(crate) ranks: u32,
+    /// The settings it was started with.
+    pub(crate) config: Config,
+    /// Where the arena's parts are.
+    pub(crate) layout: Layout,
     /// Ready continuations (owner side; thieves reach it remotely).
-    pub deque: Deque<ArenaOwnWords>,
+    pub(crate) deque: Deque<ArenaOwnWords>,
     /// Future cells of this rank's tasks.
-    pub cells: CellPool,
+    pub(crate) cells: CellPool,
     /// The attention word's polling state.
-    pub attention: Attention,
+    pub(crate) attention: Attention,
     /// Victim choice when stealing.
-    pub victims: Victims,
+    pub(crate) victims: Victims,
     /// Quiescing when idle, waking the idle when busy.
-    pub lifelines: Lifelines,
-    /// The layer above (global memory), called at the ordering points.
-    pub layer: &'static dyn crate::layer::Layer,
+    pub(crate) lifelines: Lifelines,
     /// Its per-process state ([`crate::layer::Here::state`]).
-    pub layer_state: std::cell::OnceCell<Box<dyn std::any::Any>>,
-    pub thread: ThreadPlace,
-    pub waiters: Waiters,
-    pub run: RunState,
+    pub(crate) layer_state: std::cell::OnceCell<Box<dyn std::any::Any>>,
+    /// The running thread's place (its stack, the native contexts).
+    pub(crate) thread: ThreadPlace,
+    /// Threads suspended in a join.
+    pub(crate) waiters: Waiters,
+    /// The current run.
+    pub(crate) run: RunState,
     /// The communication-assisting thread (`rdma-emulated` mode).
-    pub poller: RefCell<Option<am_fad::poller::Poller>>,
+    pub(crate) poller: RefCell<Option<am_fad::poller::Poller>>,
     /// What the scheduler did (`UAT_TRACE`).
-    pub trace: crate::trace::Tracer,
+    pub(crate) trace: crate::trace::Tracer,
     /// Work and span (`UAT_WORKSPAN`).
-    pub workspan: crate::workspan::WorkSpan,
+    pub(crate) workspan: crate::workspan::WorkSpan,
     /// Which per-task hooks are on: the one byte spawn, a child's end and
     /// join test.
-    pub hooks: Hooks,
+    pub(crate) hooks: Hooks,
 }
 
 /// The per-task hooks that are on (a timeline trace's completion tags,
@@ -294,56 +300,6 @@ pub(crate) fn install(w: Worker) {
 }
 
 impl Worker {
-    /// What every spawn (`pushing`: it is about to push a continuation) and
-    /// `poll_point` does for other ranks: one load of the attention word;
-    /// when it is set, serve (see [`crate::attention`]).
-    #[inline(always)]
-    pub(crate) fn check_attention(&self, pushing: bool) {
-        if Attention::raised() && self.attention.due() {
-            self.attend(pushing);
-        }
-    }
-
-    /// The attention word is set: poll for Active Messages (fetch-and-add
-    /// requests in `am` mode, remote frees); if another rank raised it,
-    /// expose an entry to the thief that asked for work and wake the ranks
-    /// waiting on this one's lifelines ([`crate::lifeline`]).
-    #[inline(never)]
-    pub(crate) fn attend(&self, pushing: bool) {
-        if self.attention.layer_marked() {
-            let at = if pushing {
-                crate::layer::Release::Spawn
-            } else {
-                crate::layer::Release::Poll
-            };
-            self.layer.release(crate::layer::Here::of(worker()), at);
-        }
-        let start = if self.trace.on() { crate::tsc::now() } else { 0 };
-        let requested = self.attention.take();
-        self.poll_now();
-        if requested {
-            if self.deque.expose() {
-                self.run.counters.update(|c| c.exposures += 1);
-            }
-            if self.lifelines.on() && self.lifelines.wake_waiting(self, pushing) {
-                // Ranks wait, but there is no work to give them yet: look
-                // again at the next spawn.
-                Attention::raise_own();
-            }
-        }
-        self.trace
-            .since(uat_trace::Kind::Poll, self.rank, start, requested as u64);
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn poll_now(&self) {
-        let start = crate::tsc::now();
-        self.gasnet.poll();
-        let cycles = crate::tsc::now().wrapping_sub(start);
-        self.run.counters.update(|s| s.msg_handling_cycles += cycles);
-    }
-
     /// Identifies the deque's state for a waiter: its length and the pushes
     /// of this run so far (equal marks: nothing was pushed or popped since).
     pub(crate) fn deque_mark(&self) -> (u64, u64) {

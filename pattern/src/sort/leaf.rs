@@ -110,7 +110,7 @@ mod tests {
     fn sorts_every_length() {
         let mut seed = 5u64;
         let mut next = |m: u64| {
-            seed = crate::sort::tests_support::splitmix(seed, 3);
+            seed = uni_threads::testing::splitmix(seed, 3);
             seed % m
         };
         let mut lengths: Vec<usize> = (0..200).collect();

@@ -437,7 +437,7 @@ mod tests {
     fn both_kernels_merge_every_shape() {
         let mut seed = 1u64;
         let mut next = |m: u64| {
-            seed = crate::sort::tests_support::splitmix(seed, 7);
+            seed = uni_threads::testing::splitmix(seed, 7);
             seed % m
         };
         for round in 0..4000 {
@@ -473,9 +473,9 @@ mod tests {
     #[test]
     fn long_and_lopsided_merges() {
         for (lx, ly, seed) in [(5000, 5000, 1), (20000, 17, 2), (9, 30000, 3), (4096, 4095, 4)] {
-            let mut x: Vec<u64> = (0..lx).map(|i| crate::sort::tests_support::splitmix(seed, i)).collect();
+            let mut x: Vec<u64> = (0..lx).map(|i| uni_threads::testing::splitmix(seed, i)).collect();
             let mut y: Vec<u64> = (0..ly)
-                .map(|i| crate::sort::tests_support::splitmix(seed + 10, i) >> (seed * 8))
+                .map(|i| uni_threads::testing::splitmix(seed + 10, i) >> (seed * 8))
                 .collect();
             x.sort_unstable();
             y.sort_unstable();

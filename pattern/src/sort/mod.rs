@@ -326,19 +326,6 @@ fn merge_rec<T: Pod, O: Order<T>>(
 }
 
 #[cfg(test)]
-pub(crate) mod tests_support {
-    /// The benchmarks' splitmix64 (pseudo-random test keys).
-    pub(crate) fn splitmix(seed: u64, i: u64) -> u64 {
-        let mut z = seed
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-            .wrapping_add(i.wrapping_add(1).wrapping_mul(0xbf58_476d_1ce4_e5b9));
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
-
-#[cfg(test)]
 mod tests {
     use super::{cut, merge_by};
     use crate::Policy;

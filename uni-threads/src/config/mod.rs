@@ -12,7 +12,7 @@
 
 mod values;
 
-pub use values::fmt_size;
+use crate::fatal::fmt_size;
 pub use values::{CacheFault, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
 pub(crate) use values::{SettingValue, BOOL_SYNTAX};
 
@@ -217,9 +217,9 @@ settings! {
     default "⌈log2 ranks⌉";
     agree true; check |v| match v {
         None => Ok(()),
-        Some(z) if (1..=crate::lifeline::MAX_LIFELINES as u32).contains(z) => Ok(()),
+        Some(z) if (1..=crate::arena::MAX_LIFELINES as u32).contains(z) => Ok(()),
         _ => Err(format!("expected the lifeline graph's dimensions, 1 to {} (lifelines per rank)",
-            crate::lifeline::MAX_LIFELINES)),
+            crate::arena::MAX_LIFELINES)),
     };
 
     /// Seed of the per-rank victim choice (None: from the clock).

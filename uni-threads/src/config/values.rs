@@ -3,6 +3,13 @@
 
 use std::fmt;
 
+// The values of settings whose modules own them (the limits and types are
+// the configured module's; this module reads the settings).
+pub use crate::deque::StealProtocol;
+use crate::fatal::fmt_size;
+pub use crate::trace::TraceMode;
+pub use crate::victim::VictimPolicy;
+
 /// A fault injected into the global-memory cache (tests only).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CacheFault {
@@ -13,64 +20,6 @@ pub enum CacheFault {
     NoWriteBack,
     /// Acquire points forget nothing.
     NoInvalidate,
-}
-
-/// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`; the same on
-/// every rank). The deque module states both protocols.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum StealProtocol {
-    /// Private/shared split, claims by one fetch-and-add (the default).
-    Split,
-    /// The IPSJ 2016 paper's THE protocol with a remote lock.
-    Paper,
-}
-
-impl StealProtocol {
-    /// The name in `UAT_STEAL_PROTOCOL`, `--steal-protocol` and the JSON.
-    pub const fn name(self) -> &'static str {
-        match self {
-            StealProtocol::Split => "split",
-            StealProtocol::Paper => "paper",
-        }
-    }
-
-    /// The protocol named `text` (`split` or `paper`).
-    pub fn parse(text: &str) -> Option<StealProtocol> {
-        match text {
-            "split" => Some(StealProtocol::Split),
-            "paper" => Some(StealProtocol::Paper),
-            _ => None,
-        }
-    }
-}
-
-/// How a thief chooses whom to steal from (`UAT_VICTIMS`; the same on
-/// every rank). [`crate::victim`] states both rules.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VictimPolicy {
-    /// Any other rank, uniformly at random (IPSJ 2016; the default).
-    Random,
-    /// Another rank of this host at random; after as many failed attempts
-    /// in a row as the host has other ranks, one rank of another host.
-    HostFirst,
-}
-
-impl VictimPolicy {
-    /// Every policy, in the order `--help` lists them.
-    pub const ALL: [VictimPolicy; 2] = [VictimPolicy::Random, VictimPolicy::HostFirst];
-
-    /// The name in `UAT_VICTIMS` and the JSON.
-    pub const fn name(self) -> &'static str {
-        match self {
-            VictimPolicy::Random => "random",
-            VictimPolicy::HostFirst => "host-first",
-        }
-    }
-
-    /// The policy named `text`.
-    pub fn parse(text: &str) -> Option<VictimPolicy> {
-        VictimPolicy::ALL.into_iter().find(|p| p.name() == text)
-    }
 }
 
 /// Where pollers are pinned (`UAT_POLLER_CORE`).
@@ -108,17 +57,6 @@ impl PollerCores {
             }),
         }
     }
-}
-
-/// A size as a person wrote it: "256K", "64M", "1G", or bytes — the form
-/// the `UAT_*` settings accept, so a suggestion can be pasted back.
-pub fn fmt_size(bytes: usize) -> String {
-    for (shift, suffix) in [(30, "G"), (20, "M"), (10, "K")] {
-        if bytes >= 1 << shift && bytes.is_multiple_of(1 << shift) {
-            return format!("{}{suffix}", bytes >> shift);
-        }
-    }
-    bytes.to_string()
 }
 
 /// A bad value in an environment variable.
@@ -329,15 +267,6 @@ impl SettingValue for std::time::Duration {
     fn word(&self) -> u64 {
         self.as_nanos() as u64
     }
-}
-
-/// What a trace keeps (`UAT_TRACE_MODE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TraceMode {
-    /// Every record (up to `UAT_TRACE_EVENTS` per rank) and the totals.
-    Timeline,
-    /// Each kind's count, total and maximum only.
-    Stats,
 }
 
 impl SettingValue for TraceMode {

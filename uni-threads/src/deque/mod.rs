@@ -138,9 +138,37 @@ pub(crate) fn pack(head: u64, split: u64) -> u64 {
     head | (split << HEAD_BITS)
 }
 
-/// Which protocol the owner and the thieves follow (a setting: see
-/// [`crate::config::StealProtocol`]).
-pub(crate) use crate::config::StealProtocol as Protocol;
+/// How thieves and owners share a deque (`UAT_STEAL_PROTOCOL`; the same on
+/// every rank). This module states both protocols.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StealProtocol {
+    /// Private/shared split, claims by one fetch-and-add (the default).
+    Split,
+    /// The IPSJ 2016 paper's THE protocol with a remote lock.
+    Paper,
+}
+
+impl StealProtocol {
+    /// The name in `UAT_STEAL_PROTOCOL`, `--steal-protocol` and the JSON.
+    pub const fn name(self) -> &'static str {
+        match self {
+            StealProtocol::Split => "split",
+            StealProtocol::Paper => "paper",
+        }
+    }
+
+    /// The protocol named `text` (`split` or `paper`).
+    pub fn parse(text: &str) -> Option<StealProtocol> {
+        match text {
+            "split" => Some(StealProtocol::Split),
+            "paper" => Some(StealProtocol::Paper),
+            _ => None,
+        }
+    }
+}
+
+/// Which protocol the owner and the thieves follow (short name).
+pub(crate) use StealProtocol as Protocol;
 
 // ---------------------------------------------------------------------------
 // The words
@@ -154,7 +182,9 @@ pub(crate) mod words {
 
     /// The paper's lock (atomic).
     pub(crate) const LOCK: ControlWord = ControlWord::at(0);
-    /// A spare atomic word remote fetch-and-adds may target (benchmarks).
+    /// A spare atomic word remote fetch-and-adds may target (benchmarks,
+    /// through the `testing` feature).
+    #[cfg(feature = "testing")]
     pub(crate) const FAD_BENCH: ControlWord = ControlWord::at(8);
     /// The split protocol's packed `(head, split)` (atomic).
     pub(crate) const HEAD_SPLIT: ControlWord = ControlWord::at(16);

@@ -64,27 +64,24 @@
 //! [`protocol`]; their model test: `tests.rs`.
 
 mod graph;
-mod protocol;
+pub(crate) mod protocol;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use graph::{default_dimensions, graph, incoming};
-use protocol::{OwnWord, Words, WAKER_BITS};
+use protocol::{OwnWord, Words};
 
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
 
-use am_fad::sleep::{self, Wake, AWAKE};
-use gasnet_sys::am::{join_u64, split_u64, Arg, Handler, Token};
+use am_fad::sleep::AWAKE;
+use gasnet_sys::am::{join_u64, Arg, Handler, Token};
 use gasnet_sys::wait::Patience;
 
+pub(crate) use crate::arena::MAX_LIFELINES;
 use crate::arena::{ControlWord, LIFELINE_SLOTS, SLEEP_WORD, WOKEN_BY_WORD};
-use crate::deque::Entry;
-use crate::worker::Worker;
 
-/// Lifelines per rank at most (dimensions of the graph).
-pub(crate) const MAX_LIFELINES: usize = 32;
 /// The longest a sleeping rank goes without polling GASNet: the latency
 /// bound for what reaches it only by message.
 pub(crate) const SLEEP_PERIOD: Duration = Duration::from_millis(1);
@@ -166,22 +163,22 @@ extern "C" fn on_wake(token: Token, lo: Arg, hi: Arg) {
 
 /// This rank's lifeline state (worker thread only).
 pub(crate) struct Lifelines {
-    on: bool,
+    pub(crate) on: bool,
     /// Failed steal attempts in a row before quiescing (`w`).
-    attempts: u32,
-    buddies: Vec<(u32, u32)>,
+    pub(crate) attempts: u32,
+    pub(crate) buddies: Vec<(u32, u32)>,
     /// The dimensions whose lifelines end here (the slots in use).
-    slots: Vec<u32>,
+    pub(crate) slots: Vec<u32>,
     /// Steal attempts failed since the last success or wake-up.
-    failures: Cell<u32>,
+    pub(crate) failures: Cell<u32>,
     /// Every rank shares memory with this one: sleep on a futex.
-    futex: bool,
+    pub(crate) futex: bool,
     /// This host's ranks (a waker's TSC means something only there).
-    host: Vec<bool>,
+    pub(crate) host: Vec<bool>,
 }
 
 /// A word of this rank's control page.
-fn own(word: ControlWord) -> &'static AtomicU64 {
+pub(crate) fn own(word: ControlWord) -> &'static AtomicU64 {
     // SAFETY: every caller runs after Runtime::start mapped the arena: the
     // worker's Lifelines is made after the mapping, and the message
     // handlers run only for messages that peers send after start's final
@@ -189,28 +186,8 @@ fn own(word: ControlWord) -> &'static AtomicU64 {
     unsafe { word.local() }
 }
 
-fn slot(d: u32) -> ControlWord {
+pub(crate) fn slot(d: u32) -> ControlWord {
     ControlWord::at(LIFELINE_SLOTS.offset() + 8 * d as usize)
-}
-
-/// Whether `rank` sleeps, where one load tells (shared memory).
-#[inline]
-pub(crate) fn sleeping(gasnet: gasnet_sys::Gasnet, rank: u32) -> bool {
-    sleep::is_sleeping(gasnet, rank, SLEEP_WORD.segment_offset()) == Some(true)
-}
-
-/// Has `rank` poll once for a message just sent to it, if it sleeps in
-/// shared memory with this rank (across the network it polls on its own
-/// schedule).
-#[inline]
-pub(crate) fn serve(gasnet: gasnet_sys::Gasnet, rank: u32) {
-    sleep::wake(gasnet, rank, SLEEP_WORD.segment_offset(), Wake::Service);
-}
-
-/// Wakes `rank` for work, if it sleeps in shared memory with this rank
-/// (across the network it polls and sees for itself: the end of a run).
-pub(crate) fn wake(gasnet: gasnet_sys::Gasnet, rank: u32) {
-    sleep::wake(gasnet, rank, SLEEP_WORD.segment_offset(), Wake::Work);
 }
 
 impl Lifelines {
@@ -252,21 +229,6 @@ impl Lifelines {
         self.on
     }
 
-    /// [`THIEF_PATIENCE`], polling at least every
-    /// [`SLEEP_PERIOD_WITH_WAITERS`] while a thread suspended here waits
-    /// for a child elsewhere (it looks for the child's completion only
-    /// between steal attempts).
-    pub(crate) fn thief_patience(&self, w: &Worker) -> Patience {
-        if w.waiters.list.borrow().is_empty() {
-            THIEF_PATIENCE
-        } else {
-            Patience {
-                max_sleep: SLEEP_PERIOD_WITH_WAITERS,
-                ..THIEF_PATIENCE
-            }
-        }
-    }
-
     /// Clears this rank's words (the start of a run, before its barrier).
     pub(crate) fn reset(&self) {
         own(SLEEP_WORD).store(AWAKE, Ordering::SeqCst);
@@ -290,124 +252,11 @@ impl Lifelines {
     pub(crate) fn stole(&self) {
         self.failures.set(0);
     }
-
-    /// The rank that woke this one, once (it is stolen from first).
-    #[inline]
-    pub(crate) fn take_waker(&self, w: &Worker) -> Option<u32> {
-        protocol::take_waker(&ThisRank, w.rank, w.ranks)
-    }
-
-    /// Just woken for work: the time since the waker's wake-up, when the
-    /// waker is on this host (its TSC is this host's).
-    fn note_wake_latency(&self, w: &Worker) {
-        let v = own(WOKEN_BY_WORD).load(Ordering::Acquire);
-        let waker = protocol::waker_field(v) as usize;
-        if waker == 0 || !self.host.get(waker - 1).copied().unwrap_or(false) {
-            return;
-        }
-        let mask = (1u64 << (64 - WAKER_BITS)) - 1;
-        let latency = (crate::tsc::now() & mask).wrapping_sub(v >> WAKER_BITS) & mask;
-        w.run.counters.update(|c| {
-            c.wake_latency_max_cycles = c.wake_latency_max_cycles.max(latency);
-        });
-    }
-
-    /// The attention word was raised by another rank: wake the ranks
-    /// waiting on this one's lifelines, if it has work for them (`pushing`:
-    /// the caller is a spawn, about to push a continuation). Returns
-    /// whether some wait but could not be served now.
-    pub(crate) fn wake_waiting(&self, w: &Worker, pushing: bool) -> bool {
-        let can_serve = pushing || !w.deque.is_empty();
-        let tag = || (crate::tsc::now() << WAKER_BITS) | (w.rank as u64 + 1);
-        let served = protocol::serve_waiting(&WorkerWords(w), &self.slots, w.ranks, can_serve, tag);
-        if served.woken != 0 {
-            w.run.counters.update(|c| c.lifeline_wakes += served.woken as u64);
-        }
-        served.pending
-    }
-
-    /// Quiesces (the module docs' steps 1–4). Returns a continuation stolen
-    /// from a lifeline buddy, or None when the sleep ended (woken, the run
-    /// finished, or a suspended thread can resume): the scheduler decides.
-    pub(crate) fn quiesce(&self, w: &Worker) -> Option<Entry> {
-        let words = WorkerWords(w);
-        protocol::announce(&words, w.rank, &self.buddies);
-        for &(_, b) in &self.buddies {
-            if let Some(entry) = crate::steal::try_steal_from(b) {
-                protocol::awake(&words);
-                self.failures.set(0);
-                return Some(entry);
-            }
-        }
-        let start = crate::tsc::now();
-        let woken = self.sleep(w);
-        protocol::awake(&words);
-        w.trace.since(uat_trace::Kind::Quiescent, w.rank, start, woken as u64);
-        if woken {
-            self.note_wake_latency(w);
-            if w.trace.on() {
-                let v = own(WOKEN_BY_WORD).load(Ordering::Acquire);
-                let waker = protocol::waker_field(v) as u32;
-                w.trace.instant(uat_trace::Kind::Wakeup, waker.saturating_sub(1), 0);
-            }
-        }
-        let cycles = crate::tsc::now() - start;
-        w.run.counters.update(|c| {
-            c.quiescences += 1;
-            c.quiescent_cycles += cycles;
-            c.wakeups += woken as u64;
-        });
-        self.failures.set(0);
-        None
-    }
-
-    /// Step 4: sleeps until a reason to wake. Returns whether another rank
-    /// woke it for work.
-    fn sleep(&self, w: &Worker) -> bool {
-        let words = WorkerWords(w);
-        let mut backoff = FIRST_BACKOFF;
-        loop {
-            if w.finished() {
-                return false;
-            }
-            match protocol::look(&words) {
-                protocol::Look::Awake => return true,
-                protocol::Look::Serve => {
-                    w.gasnet.poll();
-                    protocol::served(&words);
-                    continue;
-                }
-                protocol::Look::Asleep => {}
-            }
-            let waiters = !w.waiters.list.borrow().is_empty();
-            if waiters && crate::scheduler::has_resumable_waiter() {
-                return false;
-            }
-            let period = if waiters {
-                SLEEP_PERIOD_WITH_WAITERS
-            } else {
-                SLEEP_PERIOD
-            };
-            if self.futex {
-                sleep::futex_wait(own(SLEEP_WORD), am_fad::sleep::QUIESCENT, period);
-            } else {
-                std::thread::sleep(backoff.min(period));
-                backoff = (backoff * 2).min(period);
-            }
-            // Buddies whose segments are mapped here (all of them on a
-            // futex, some on a job of several shared-memory hosts): one
-            // load each.
-            if protocol::buddy_to_steal_from(&words, &self.buddies).is_some() {
-                return false;
-            }
-            w.gasnet.poll();
-        }
-    }
 }
 
 /// This rank's words, for a message handler (which may run on the polling
 /// thread): its own words only.
-struct ThisRank;
+pub(crate) struct ThisRank;
 
 impl Words for ThisRank {
     fn own(&self, word: OwnWord) -> &AtomicU64 {
@@ -427,61 +276,10 @@ impl Words for ThisRank {
     }
 }
 
-/// The words as the worker sees them: its own, and its buddies' where
-/// their segments are mapped here (else messages).
-struct WorkerWords<'a>(&'a Worker);
-
-impl Words for WorkerWords<'_> {
-    fn own(&self, word: OwnWord) -> &AtomicU64 {
-        own(control_word(word))
-    }
-    fn register_at(&self, buddy: u32, d: u32, me: u32) {
-        let w = self.0;
-        match shared_word(w, buddy, slot(d)) {
-            Some(word) => {
-                word.store(me as u64 + 1, Ordering::SeqCst);
-                am_fad::raise_attention(w.gasnet, buddy, crate::arena::ATTENTION_WORD.segment_offset());
-            }
-            None => w.gasnet.request(buddy, LIFELINE_REGISTER, &[d]),
-        }
-    }
-    fn wake(&self, thief: u32, tag: u64) {
-        let w = self.0;
-        match shared_word(w, thief, WOKEN_BY_WORD) {
-            Some(woken_by) => {
-                woken_by.store(tag, Ordering::SeqCst);
-                wake(w.gasnet, thief);
-            }
-            None => w.gasnet.request(thief, LIFELINE_WAKE, &split_u64(tag)),
-        }
-    }
-    fn raise_own_attention(&self) {
-        crate::attention::Attention::raise_own();
-    }
-    fn buddy_has_work(&self, buddy: u32) -> bool {
-        let w = self.0;
-        w.gasnet.segment(buddy).local.is_some()
-            && !sleeping(w.gasnet, buddy)
-            && crate::deque::has_shared(
-                &crate::deque::RemoteDeque::new(w.gasnet, buddy, w.deque.words().atomics()),
-                w.deque.protocol(),
-            )
-    }
-}
-
-fn control_word(word: OwnWord) -> ControlWord {
+pub(crate) fn control_word(word: OwnWord) -> ControlWord {
     match word {
         OwnWord::Sleep => SLEEP_WORD,
         OwnWord::WokenBy => WOKEN_BY_WORD,
         OwnWord::Slot(d) => slot(d),
     }
-}
-
-/// A word of `rank`'s control page, if its segment is mapped here.
-fn shared_word(w: &Worker, rank: u32, word: ControlWord) -> Option<&'static AtomicU64> {
-    let local = w.gasnet.segment(rank).local?;
-    // SAFETY: `rank`'s segment is mapped here for the job's lifetime; the
-    // word is an aligned control word that everyone accesses whole and
-    // atomically.
-    Some(unsafe { &*((local + word.segment_offset()) as *const AtomicU64) })
 }

@@ -143,7 +143,11 @@ impl World {
                     sleep: AtomicU64::new(AWAKE),
                     woken_by: AtomicU64::new(0),
                     slots: (0..job.dims).map(|_| AtomicU64::new(0)).collect(),
-                    attention: AtomicU64::new(if job.shared { 0 } else { AttentionBits::PERIODIC.word() }),
+                    attention: AtomicU64::new(if job.shared {
+                        0
+                    } else {
+                        crate::attention::PERIODIC.word()
+                    }),
                     deque: AtomicU64::new(0),
                     inbox: Mutex::new(VecDeque::new()),
                     spawns: AtomicU64::new(0),
@@ -326,14 +330,14 @@ impl<'a> ModelRank<'a> {
         let own_bits = if w.job.shared {
             AttentionBits::NONE
         } else {
-            AttentionBits::PERIODIC
+            crate::attention::PERIODIC
         };
         self.view.step();
         let bits = AttentionBits::from_word(self.view.mine().attention.load(SeqCst));
         if bits == AttentionBits::NONE {
             return;
         }
-        if bits.passive() && self.countdown > 1 {
+        if bits.only(crate::attention::PERIODIC.with(crate::attention::HOOKS)) && self.countdown > 1 {
             self.countdown -= 1;
             return;
         }

@@ -28,7 +28,14 @@ use std::path::PathBuf;
 
 use uat_trace::{Kind, KindTotal, Outcome, RankHeader, Record};
 
-use crate::config::TraceMode;
+/// What a trace keeps (`UAT_TRACE_MODE`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceMode {
+    /// Every record (up to `UAT_TRACE_EVENTS` per rank) and the totals.
+    Timeline,
+    /// Each kind's count, total and maximum only.
+    Stats,
+}
 
 /// Kinds by code (codes are small: an array indexed by code).
 const KIND_SLOTS: usize = 16;
@@ -97,6 +104,11 @@ impl Tracer {
             rank,
             ranks,
         }
+    }
+
+    /// Whether the file was written (the end of the job, or a failure).
+    pub(crate) fn written(&self) -> bool {
+        self.written.get()
     }
 
     /// Whether anything is recorded.
@@ -307,125 +319,10 @@ fn program_name() -> String {
         .unwrap_or_default()
 }
 
-/// The job fails on this rank (an exit hook, on the thread that ends the
-/// job): write what was recorded so far, and say where.
-pub(crate) fn write_partial_on_exit() {
-    if !crate::worker::on_worker_thread() || !crate::worker::is_running() {
-        return;
-    }
-    let w = crate::worker::worker();
-    if !w.trace.on() || w.trace.written.get() {
-        return;
-    }
-    w.trace.instant(Kind::Failure, w.rank, 0);
-    // The failing run's counters so far, unless it had ended.
-    w.trace.add_run(w.run.id.get(), &w.stats_snapshot());
-    match w.trace.write(false, w.gasnet.hosts()) {
-        Some(Ok(path)) => gasnet_sys::report(format_args!(
-            "uat: the partial trace of this rank is in {} (merge the ranks' files with `uat-trace merge {}`)",
-            path.display(),
-            w.trace.dir().map_or_else(String::new, |d| d.display().to_string())
-        )),
-        Some(Err(e)) => gasnet_sys::report(format_args!("uat: {e}")),
-        None => {}
-    }
-}
-
-/// Collective, at the end of the job (`Runtime::exit`): every rank writes
-/// its file; then rank 0 merges them and says where the outputs are.
-pub(crate) fn end_of_job(gasnet: gasnet_sys::Gasnet) {
-    let w = crate::worker::worker();
-    let Some(dir) = w.trace.dir().map(|d| d.to_path_buf()) else {
-        return;
-    };
-    let mine = w.trace.write(true, gasnet.hosts());
-    if let Some(Err(e)) = &mine {
-        gasnet_sys::report(format_args!("uat: {e}"));
-    }
-    let failed = gasnet.max_over_ranks(matches!(mine, Some(Err(_))) as u64) != 0;
-    if gasnet.rank() != 0 {
-        return;
-    }
-    if failed {
-        gasnet_sys::report(format_args!(
-            "uat: the trace in {} is incomplete (see above)",
-            dir.display()
-        ));
-    }
-    merge(&dir);
-}
-
-/// Rank 0 makes the outputs from the ranks' files.
-fn merge(dir: &std::path::Path) {
-    match uat_trace::write_outputs(dir) {
-        Ok(written) => {
-            // The statistics mode's table, at the end (a timeline's is in
-            // stats.txt, next to it).
-            if crate::worker::worker().config.trace_mode == crate::config::TraceMode::Stats {
-                if let Ok(table) = std::fs::read_to_string(&written.stats_text) {
-                    eprint!("{table}");
-                }
-            }
-            let paths: Vec<String> = written.paths().iter().map(|p| p.display().to_string()).collect();
-            gasnet_sys::report(format_args!("uat: trace written: {}", paths.join(", ")));
-            // Under the launcher (`cargo uat run --trace`), which writes
-            // the OTF2 archive itself after the job.
-            let launched = std::env::var_os("UAT_LAUNCHED").is_some();
-            for note in written
-                .notes
-                .iter()
-                .filter(|n| !(launched && *n == uat_trace::OTF2_NOT_BUILT))
-            {
-                gasnet_sys::report(format_args!("uat: trace: {note}"));
-            }
-        }
-        Err(e) => gasnet_sys::report(format_args!(
-            "uat: cannot merge the trace in {}: {e} (the ranks' files are there; `uat-trace merge {}` retries)",
-            dir.display(),
-            dir.display()
-        )),
-    }
-}
-
 /// A completion tag (a timeline trace): the completing rank plus one in
 /// the high bits, the low [`uat_trace::PEER_TICK_BITS`] bits of its clock
 /// (`now`) below.
 pub(crate) fn completion_tag(rank: u32, now: u64) -> u64 {
     let bits = uat_trace::PEER_TICK_BITS;
     ((rank as u64 + 1) << bits) | (now & ((1 << bits) - 1))
-}
-
-/// A join took the result of a child that finished on another rank (the
-/// cell was completed remotely, or is another rank's): the flow from that
-/// completion to here. A timeline reads the child's completion tag (none
-/// if this rank completed it); the statistics count the join (its child's
-/// rank taken as the cell's).
-#[cold]
-#[inline(never)]
-pub(crate) fn joined_remote(w: &crate::worker::Worker, cell: crate::future::CellRef) {
-    if !w.trace.on() {
-        return;
-    }
-    let now = crate::tsc::now();
-    if !w.hooks.trace() {
-        // The statistics count it; the child's rank is unknown here (its
-        // cell's, or another one's when the cell is this rank's).
-        w.trace.record(Kind::JoinFlow, w.rank, now, now, cell.addr as u64);
-        return;
-    }
-    let tag = cell.tag(w.gasnet, w.rank);
-    let bits = uat_trace::PEER_TICK_BITS;
-    let Some(completer) = (tag >> bits).checked_sub(1).map(|r| r as u32) else {
-        return;
-    };
-    if completer == w.rank || completer >= w.ranks {
-        return;
-    }
-    w.trace.record(
-        Kind::JoinFlow,
-        completer,
-        tag & ((1 << bits) - 1),
-        now,
-        cell.addr as u64,
-    );
 }
