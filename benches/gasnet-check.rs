@@ -230,7 +230,7 @@ fn main() {
         let latency = measure_latency(g, &ad, opt.iters);
         let json = serde_json::json!({
             "ok": failures == 0,
-            "conduit": uat::CONDUIT.name(),
+            "conduit": uat::runtime::CONDUIT.name(),
             "ranks": n,
             "pshm": g.pshm(),
             "nbrhd_size": g.neighbourhood().len(),

@@ -11,7 +11,8 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use uat::gasnet::Gasnet;
-use uat::{Config, Runtime, Stats};
+use uat::runtime::Stats;
+use uat::{Config, Runtime};
 
 /// `on` | `off`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -286,7 +287,7 @@ impl Harness {
             config = config.empty_check(on == OnOff::On);
         }
         if let Some(p) = &common.steal_protocol {
-            config = config.steal_protocol(uat::StealProtocol::parse(p).expect("clap checked the name"));
+            config = config.steal_protocol(uat::runtime::StealProtocol::parse(p).expect("clap checked the name"));
         }
         // SAFETY: the caller's contract, which is Runtime::start's.
         let runtime = unsafe { Runtime::start(gasnet, config) }.unwrap_or_else(|e| gasnet.fail(e));
@@ -477,8 +478,8 @@ impl Harness {
                 _ => None,
             };
             line.insert(MODEL_CHILD_FIELD.into(), json!(model));
-            line.insert("conduit".into(), json!(uat::CONDUIT.name()));
-            line.insert("fad".into(), json!(uat::MODE.name()));
+            line.insert("conduit".into(), json!(uat::runtime::CONDUIT.name()));
+            line.insert("fad".into(), json!(uat::runtime::MODE.name()));
             line.insert("fad_path".into(), json!(self.runtime.fad_path()));
             line.insert("oversubscribed".into(), json!(self.runtime.oversubscribed()));
             line.insert("ranks".into(), json!(g.size()));
@@ -547,8 +548,8 @@ pub fn mean_us(iters: u32, mut f: impl FnMut()) -> f64 {
 pub fn stats_json(s: &Stats) -> Value {
     let fields = Stats::FIELDS.iter().zip(s.values()).map(|(field, value)| {
         let v = match field.unit {
-            uat::Unit::Cycles => json!(secs(value)),
-            uat::Unit::Nanos => json!(round(value as f64 * 1e-9, 9)),
+            uat::runtime::Unit::Cycles => json!(secs(value)),
+            uat::runtime::Unit::Nanos => json!(round(value as f64 * 1e-9, 9)),
             _ => json!(value),
         };
         (field.json_name().into_owned(), v)
@@ -563,7 +564,7 @@ pub fn stats_json(s: &Stats) -> Value {
 /// The `trace` object of the JSON line (`UAT_TRACE`): per kind of record,
 /// over all ranks and the whole job so far, `count`, `total_s`, `mean_s`,
 /// `max_s` (instants and join flows: counts only).
-pub fn trace_json(totals: &[uat::stats::TraceTotal]) -> Value {
+pub fn trace_json(totals: &[uat::runtime::stats::TraceTotal]) -> Value {
     let kinds = totals.iter().map(|t| {
         let timed = t.total_s > 0.0 || t.max_s > 0.0;
         let v = if timed {
@@ -582,7 +583,7 @@ pub fn trace_json(totals: &[uat::stats::TraceTotal]) -> Value {
 }
 
 /// The `workspan` object of the JSON line (`UAT_WORKSPAN=on`).
-pub fn workspan_json(w: &uat::stats::WorkSpan) -> Value {
+pub fn workspan_json(w: &uat::runtime::stats::WorkSpan) -> Value {
     json!({
         "work_strands": w.work_strands,
         "span_strands": w.span_strands,
@@ -597,7 +598,7 @@ pub fn workspan_json(w: &uat::stats::WorkSpan) -> Value {
 }
 
 fn secs(cycles: u64) -> f64 {
-    round(cycles as f64 / uat::tsc_hz(), 9)
+    round(cycles as f64 / uat::runtime::tsc_hz(), 9)
 }
 
 fn round(x: f64, digits: i32) -> f64 {

@@ -169,8 +169,8 @@ fn main() {
 fn header(rt: &uat::Runtime, bench: &str) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
     m.insert("bench".into(), json!(bench));
-    m.insert("conduit".into(), json!(uat::CONDUIT.name()));
-    m.insert("fad".into(), json!(uat::MODE.name()));
+    m.insert("conduit".into(), json!(uat::runtime::CONDUIT.name()));
+    m.insert("fad".into(), json!(uat::runtime::MODE.name()));
     m.insert("ranks".into(), json!(rt.ranks()));
     m.insert("hosts".into(), json!(rt.hosts().count()));
     m.insert("rank_hosts".into(), json!(rt.hosts().table()));
@@ -221,7 +221,7 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     }
     // Now with a communication-assisting thread polling on every rank.
     let mode = rt.poller_mode();
-    let poller = uat::fad_poller::Poller::start(g, mode, None).expect("a polling thread");
+    let poller = uat::runtime::fad_poller::Poller::start(g, mode, None).expect("a polling thread");
     g.barrier();
     let polled = if g.rank() == 0 { Some(measure(g)) } else { None };
     g.barrier();
@@ -240,7 +240,7 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     };
     g.barrier();
     // A request outside the registered words must be refused (AM modes).
-    let refused = if g.rank() == 0 && uat::MODE != uat::Mode::Native {
+    let refused = if g.rank() == 0 && uat::runtime::MODE != uat::runtime::Mode::Native {
         Some(uat::testing::bench_fetch_add_unregistered(peer).is_none())
     } else {
         None
@@ -251,8 +251,8 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     let ((get, put), (pget, pput)) = (plain.unwrap(), polled.unwrap());
     let mut m = header(rt, "micro latency");
     // The second half ran a polling thread beside every rank.
-    let per_rank = uat::rules::spinning_threads_per_rank(true);
-    let over = uat::rules::oversubscribed(g.host_ranks().len(), per_rank, uat::rules::cores());
+    let per_rank = uat::runtime::rules::spinning_threads_per_rank(true);
+    let over = uat::runtime::rules::oversubscribed(g.host_ranks().len(), per_rank, uat::runtime::rules::cores());
     m.insert("oversubscribed".into(), json!(over));
     m.insert(
         "params".into(),
@@ -276,7 +276,7 @@ fn latency_main(rt: &uat::Runtime, iters: u32, table: bool) -> bool {
     let verified = fadd.is_some() && refused != Some(false);
     m.insert("verified".into(), json!(verified));
     if table {
-        eprintln!("8-byte latency rank 0 -> rank {peer} (µs): get {get:.3}, put {put:.3}; with pollers ({}): get {pget:.3}, put {pput:.3}; fetch-and-add ({}): {:.3}", mode.name(), uat::MODE.name(), fadd.unwrap_or(f64::NAN));
+        eprintln!("8-byte latency rank 0 -> rank {peer} (µs): get {get:.3}, put {put:.3}; with pollers ({}): get {pget:.3}, put {pput:.3}; fetch-and-add ({}): {:.3}", mode.name(), uat::runtime::MODE.name(), fadd.unwrap_or(f64::NAN));
     }
     println!("{}", Value::Object(m));
     verified
@@ -390,7 +390,7 @@ fn fad_main(rt: &uat::Runtime, per_rank: u64, work: u64, table: bool) -> bool {
         let mut x = 0u64;
         for i in 0..work {
             x = x.wrapping_add(work_unit(i));
-            uat::poll_point();
+            uat::runtime::poll_point();
         }
         black_box(x);
         t.elapsed().as_secs_f64()
@@ -441,7 +441,7 @@ fn fad_main(rt: &uat::Runtime, per_rank: u64, work: u64, table: bool) -> bool {
         json!({"alone": r3(alone), "hammered": r3(busy), "slowdown": r3(busy / alone)}),
     );
     if table {
-        eprintln!("{} hammering ranks x {per_rank} fetch-and-adds on rank 0 ({}): {mean_lat:.3} µs each; victim {alone:.3} s alone, {busy:.3} s hammered ({:.2}x); counter {total:?} (expected {want})", n - 1, uat::MODE.name(), busy / alone);
+        eprintln!("{} hammering ranks x {per_rank} fetch-and-adds on rank 0 ({}): {mean_lat:.3} µs each; victim {alone:.3} s alone, {busy:.3} s hammered ({:.2}x); counter {total:?} (expected {want})", n - 1, uat::runtime::MODE.name(), busy / alone);
     }
     println!("{}", Value::Object(m));
     verified
@@ -459,7 +459,7 @@ fn btc(depth: u32) -> u64 {
 fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, table: bool) -> bool {
     // SAFETY: used for rank, size, barriers and failing only.
     let g = unsafe { rt.gasnet() };
-    let mut total = uat::Stats::default();
+    let mut total = uat::runtime::Stats::default();
     let mut verified = true;
     let mut reps = 0;
     // Short runs may see no steal at all when ranks share cores: repeat
@@ -493,7 +493,7 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
         return true;
     }
     let steals = total.steals_succeeded.max(1) as f64;
-    let ns = |c: u64| r3(c as f64 / uat::tsc_hz() * 1e9 / steals);
+    let ns = |c: u64| r3(c as f64 / uat::runtime::tsc_hz() * 1e9 / steals);
     let phases = [
         ("empty_check", total.steal_empty_check_cycles),
         ("claim", total.steal_claim_cycles),
@@ -504,7 +504,7 @@ fn steal_main(rt: &uat::Runtime, depth: u32, min_steals: u64, max_reps: u32, tab
     let per_steal: serde_json::Map<String, Value> =
         phases.iter().map(|(k, c)| (k.to_string(), json!(ns(*c)))).collect();
     let sum: f64 = phases.iter().map(|(_, c)| ns(*c)).sum();
-    let per = |c: u64, n: u64| r3(c as f64 / uat::tsc_hz() * 1e9 / n.max(1) as f64);
+    let per = |c: u64, n: u64| r3(c as f64 / uat::runtime::tsc_hz() * 1e9 / n.max(1) as f64);
     let mut m = header(rt, "micro steal");
     m.insert(
         "params".into(),
@@ -594,7 +594,10 @@ fn attention_main(rt: &uat::Runtime, fads: u64, table: bool) -> bool {
     // raised twice more: by the raises of its failed attempts (all landed
     // before its claim was served, one observation) and of its claim (which
     // may land after rank 0 served the claim by polling in its wait).
-    let polls_bounded = uat::MODE != uat::Mode::Am || g.size() > 2 || rt.poll_interval() != 0 || s.polling <= fads + 2;
+    let polls_bounded = uat::runtime::MODE != uat::runtime::Mode::Am
+        || g.size() > 2
+        || rt.poll_interval() != 0
+        || s.polling <= fads + 2;
     let verified = answered == fads && s.counter == fads && hammer != 0 && polls_bounded;
     let mut m = header(rt, "micro attention");
     m.insert("params".into(), json!({"fads": fads}));
@@ -608,7 +611,7 @@ fn attention_main(rt: &uat::Runtime, fads: u64, table: bool) -> bool {
     m.insert("victim_spawns_per_fad".into(), json!(r3(s.spawns as f64 / fads as f64)));
     m.insert("verified".into(), json!(verified));
     if table {
-        eprintln!("{answered}/{fads} fetch-and-adds answered by a rank that only spawns ({}): {:.3} µs each; the victim spawned {} times, {} of them polled, {} served a request", uat::MODE.name(), ns as f64 / 1e3 / fads as f64, s.spawns, s.polling, s.serving);
+        eprintln!("{answered}/{fads} fetch-and-adds answered by a rank that only spawns ({}): {:.3} µs each; the victim spawned {} times, {} of them polled, {} served a request", uat::runtime::MODE.name(), ns as f64 / 1e3 / fads as f64, s.spawns, s.polling, s.serving);
     }
     println!("{}", Value::Object(m));
     verified
@@ -650,12 +653,12 @@ fn spawn_main(rt: &uat::Runtime, iters: u64, reps: u32, table: bool) -> bool {
     let o_table = table;
     if gasnet.rank() == 0 {
         let r = |x: f64| (x * 100.0).round() / 100.0;
-        let ghz = uat::tsc_hz() / 1e9;
+        let ghz = uat::runtime::tsc_hz() / 1e9;
         let pair = |ns: f64| json!({"ns": r(ns), "cycles": r(ns * ghz)});
         let line: Value = json!({
             "bench": "micro spawn",
-            "conduit": uat::CONDUIT.name(),
-            "fad": uat::MODE.name(),
+            "conduit": uat::runtime::CONDUIT.name(),
+            "fad": uat::runtime::MODE.name(),
             "ranks": gasnet.size(),
             "fad_path": rt.fad_path(),
             "oversubscribed": rt.oversubscribed(),
@@ -766,7 +769,7 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
         .collect();
     let idle_cpu = idle.iter().sum::<f64>() / idle.len().max(1) as f64;
     let verified = tasks == Some((1u64 << (depth + 1)) - 1);
-    let secs = |c: u64| c as f64 / uat::tsc_hz();
+    let secs = |c: u64| c as f64 / uat::runtime::tsc_hz();
     let ranks: Vec<Value> = per_rank
         .iter()
         .enumerate()
@@ -797,7 +800,7 @@ fn idle_main(rt: &uat::Runtime, serial_ms: u64, depth: u32, table: bool) -> bool
     // The same for the whole processes (the rdma-emulated poller and
     // GASNet's threads too), and the job's CPU per wall second over the
     // serial run (every rank's process).
-    let process = |s: &uat::Stats| s.process_cpu_ns as f64 * 1e-9 / serial_wall;
+    let process = |s: &uat::runtime::Stats| s.process_cpu_ns as f64 * 1e-9 / serial_wall;
     m.insert(
         "idle_ranks_process_cpu_per_wall".into(),
         json!(r3(

@@ -282,38 +282,38 @@ struct Found {
 /// returns the output's checksum. `scratch` is as long as `keys` (the
 /// scan's output).
 fn run_pattern(op: Op, keys: GlobalSlice<u64>, scratch: GlobalSlice<u64>, seed: u64, policy: Policy) -> Found {
-    pattern::for_each_chunk_mut_with(policy, keys, move |start, c: &mut [u64]| {
+    policy.for_each_chunk_mut(keys, move |start, c: &mut [u64]| {
         for (j, x) in c.iter_mut().enumerate() {
             *x = key(seed, (start + j) as u64);
         }
     });
     if op == Op::Scan {
-        pattern::for_each_mut_with(policy, keys, |x: &mut u64| *x >>= 40);
+        policy.for_each_mut(keys, |x: &mut u64| *x >>= 40);
     }
     let start = Instant::now();
     let out = match op {
         Op::ForEachMut => {
-            pattern::for_each_mut_with(policy, keys, |x: &mut u64| *x = x.wrapping_mul(3).wrapping_add(1));
+            policy.for_each_mut(keys, |x: &mut u64| *x = x.wrapping_mul(3).wrapping_add(1));
             None
         }
-        Op::MapReduce => Some(pattern::map_reduce_with(policy, keys, |x: u64| x >> 32, Sum::new())),
+        Op::MapReduce => Some(policy.map_reduce(keys, |x: u64| x >> 32, Sum::new())),
         Op::Scan => {
-            pattern::inclusive_scan_with(policy, keys, scratch, Sum::new());
+            policy.inclusive_scan(keys, scratch, Sum::new());
             None
         }
         Op::Histogram => {
-            let h = pattern::map_reduce_with(policy, keys, |x: u64| (x >> 56) as usize, Histogram::<256>::new());
+            let h = policy.map_reduce(keys, |x: u64| (x >> 56) as usize, Histogram::<256>::new());
             Some(histogram_checksum(&h))
         }
         Op::Filter => {
-            let kept = pattern::filter_with(policy, keys, |x: &u64| x.is_multiple_of(4));
+            let kept = policy.filter(keys, |x: &u64| x.is_multiple_of(4));
             let op_s = start.elapsed().as_secs_f64();
             let checksum = ordered_global(kept);
             kept.free();
             return Found { checksum, op_s };
         }
         Op::Sort => {
-            pattern::sort_unstable_in(policy, keys, scratch);
+            policy.sort_unstable_in(keys, scratch);
             None
         }
     };

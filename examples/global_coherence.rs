@@ -71,7 +71,7 @@ fn flag_data(relaxed: bool, home: u32) -> (u64, u64, u32) {
         // rank; writes once the reader has cached `data`.
         uat::testing::wait_until_parent_stolen();
         while ready.load(Acquire) == 0 {
-            uat::poll_point();
+            uat::runtime::poll_point();
         }
         data.set(0, 42);
         flag.swap(1, release);
@@ -81,7 +81,7 @@ fn flag_data(relaxed: bool, home: u32) -> (u64, u64, u32) {
     let before = data.get(0);
     ready.swap(1, Release);
     while flag.load(acquire) == 0 {
-        uat::poll_point();
+        uat::runtime::poll_point();
     }
     let after = data.get(0);
     writer.join();

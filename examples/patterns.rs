@@ -18,7 +18,7 @@ use uat::pattern::{
 };
 
 /// The patterns checked, in the JSON line's order.
-const NAMES: [&str; 41] = [
+const NAMES: [&str; 42] = [
     "for_each",
     "for_each_mut",
     "for_each_chunk",
@@ -60,6 +60,7 @@ const NAMES: [&str; 41] = [
     "equal",
     "zip3",
     "checkout_bound",
+    "index_range",
 ];
 
 /// Failures: bit `k` set when check `NAMES[k]` failed somewhere.
@@ -110,7 +111,7 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     let bound = p.checkout();
 
     // Inputs, by for_each_chunk_mut (checked against the generators).
-    pattern::for_each_chunk_mut_with(p, a, move |start, c: &mut [u64]| {
+    p.for_each_chunk_mut(a, move |start, c: &mut [u64]| {
         if c.len() * 8 > bound.max(8) {
             bad.fetch_add(1, Relaxed);
         }
@@ -118,7 +119,7 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
             *x = va(start + k)
         }
     });
-    pattern::for_each_chunk_mut_with(p, b, |start, c: &mut [u32]| {
+    p.for_each_chunk_mut(b, |start, c: &mut [u32]| {
         for (k, x) in c.iter_mut().enumerate() {
             *x = vb(start + k)
         }
@@ -127,14 +128,14 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     f.check("for_each_chunk_mut", ok, n, &p);
 
     // for_each over a zip: the sum of x ^ y through an atomic.
-    pattern::for_each_with(p, (a, b), move |(x, y)| {
+    p.for_each((a, b), move |(x, y)| {
         acc.fetch_add(x ^ y as u64, Relaxed);
     });
     let want = (0..n).fold(0u64, |s, i| s.wrapping_add(va(i) ^ vb(i) as u64));
     f.check("for_each", acc.swap(0, Relaxed) == want, n, &p);
 
     // for_each_chunk: index-weighted sum, chunks within the bound.
-    pattern::for_each_chunk_with(p, (a, b), move |start, (x, y): (&[u64], &[u32])| {
+    p.for_each_chunk((a, b), move |start, (x, y): (&[u64], &[u32])| {
         if x.len() * 12 > bound.max(12) || x.len() != y.len() {
             bad.fetch_add(1, Relaxed);
         }
@@ -148,26 +149,26 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     f.check("for_each_chunk", acc.swap(0, Relaxed) == want, n, &p);
 
     // fill, then for_each_mut over a zip of three.
-    pattern::fill_with(p, d, 7);
+    p.fill(d, 7);
     f.check("fill", d.to_vec().iter().all(|&x| x == 7), n, &p);
-    pattern::for_each_mut_with(p, (d, a, b), |(x, y, z)| *x += y + z as u64);
+    p.for_each_mut((d, a, b), |(x, y, z)| *x += y + z as u64);
     let ok = d.to_vec() == (0..n).map(|i| 7 + va(i) + vb(i) as u64).collect::<Vec<_>>();
     f.check("for_each_mut", ok, n, &p);
-    pattern::for_each_mut_with(p, d, |x| *x *= 2);
+    p.for_each_mut(d, |x| *x *= 2);
     let ok = d.to_vec() == (0..n).map(|i| 2 * (7 + va(i) + vb(i) as u64)).collect::<Vec<_>>();
     f.check("for_each_mut", ok, n, &p);
 
     // copy, transform, enumerate.
-    pattern::copy_with(p, a, d);
+    p.copy(a, d);
     f.check("copy", d.to_vec() == a.to_vec(), n, &p);
-    pattern::transform_with(p, (a, b), d, |(x, y)| x.wrapping_mul(3) ^ y as u64);
+    p.transform((a, b), d, |(x, y)| x.wrapping_mul(3) ^ y as u64);
     let ok = d.to_vec() == (0..n).map(|i| va(i).wrapping_mul(3) ^ vb(i) as u64).collect::<Vec<_>>();
     f.check("transform", ok, n, &p);
-    pattern::transform_with(p, enumerate(b), d, |(i, y)| i as u64 * 1000 + y as u64);
+    p.transform(enumerate(b), d, |(i, y)| i as u64 * 1000 + y as u64);
     let ok = d.to_vec() == (0..n).map(|i| i as u64 * 1000 + vb(i) as u64).collect::<Vec<_>>();
     f.check("enumerate", ok, n, &p);
     let c = GlobalSlice::<u64>::alloc_distributed(n);
-    pattern::transform_with(p, (a, b, d), c, |(x, y, z)| x + y as u64 + z);
+    p.transform((a, b, d), c, |(x, y, z)| x + y as u64 + z);
     let ok = c.to_vec()
         == (0..n)
             .map(|i| va(i) + vb(i) as u64 + i as u64 * 1000 + vb(i) as u64)
@@ -175,54 +176,67 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     f.check("zip3", ok, n, &p);
     c.free();
 
+    // An index range as the source: the items are the indices.
+    p.for_each(0..n, move |i| {
+        acc.fetch_add(va(i), Relaxed);
+    });
+    let mut ok = acc.swap(0, Relaxed) == (0..n).map(va).sum::<u64>();
+    ok &= p.map_reduce(0..n, |i| i as u64, Sum::new()) == (0..n as u64).sum::<u64>();
+    ok &= uat::map_reduce(0..n, |i| vb(i) as u64, Sum::new()) == (0..n).map(|i| vb(i) as u64).sum::<u64>();
+    ok &= p.reduce(n / 2..n, Min::new()) == (n > n / 2).then_some(n / 2);
+    ok &= p.position(0..n, move |i| i == n / 3) == (n > 0).then_some(n / 3);
+    p.transform(enumerate(5..5 + n), d, |(k, i)| (i - k) as u64 * va(k));
+    ok &= d.to_vec() == (0..n).map(|i| 5 * va(i)).collect::<Vec<_>>();
+    f.check("index_range", ok, n, &p);
+
     // Reductions.
-    let s = pattern::reduce_with(p, a, Sum::new());
+    let s = p.reduce(a, Sum::new());
     f.check("reduce_sum", s == (0..n).map(va).sum::<u64>(), n, &p);
-    let s = pattern::map_reduce_with(p, (a, b), |(x, y)| x * 2 + y as u64, Sum::new());
+    let s = p.map_reduce((a, b), |(x, y)| x * 2 + y as u64, Sum::new());
     f.check(
         "map_reduce",
         s == (0..n).map(|i| va(i) * 2 + vb(i) as u64).sum::<u64>(),
         n,
         &p,
     );
-    let m = pattern::reduce_with(p, b, Min::new());
+    let m = p.reduce(b, Min::new());
     f.check("min_reducer", m == (0..n).map(vb).min(), n, &p);
-    let m = pattern::reduce_with(p, a, Max::new());
+    let m = p.reduce(a, Max::new());
     f.check("max_reducer", m == (0..n).map(va).max(), n, &p);
-    let m = pattern::reduce_with(p, b, MinMax::new());
+    let m = p.reduce(b, MinMax::new());
     let want = (n > 0).then(|| ((0..n).map(vb).min().unwrap(), (0..n).map(vb).max().unwrap()));
     f.check("minmax_reducer", m == want, n, &p);
-    let k = pattern::reduce_with(p, b, Count::new(|y: u32| y.is_multiple_of(3)));
-    let k2 = pattern::map_reduce_with(p, a, |x| x % 2 == 0, Count::of_true());
+    let k = p.reduce(b, Count::new(|y: u32| y.is_multiple_of(3)));
+    let k2 = p.map_reduce(a, |x| x % 2 == 0, Count::of_true());
     let ok = k == (0..n).filter(|&i| vb(i).is_multiple_of(3)).count() as u64
         && k2 == (0..n).filter(|&i| va(i).is_multiple_of(2)).count() as u64;
     f.check("count", ok, n, &p);
-    let h = pattern::map_reduce_with(p, b, |y| (y % 4) as usize, Histogram::<4>::new());
+    let h = p.map_reduce(b, |y| (y % 4) as usize, Histogram::<4>::new());
     let mut want = [0u64; 4];
     (0..n).for_each(|i| want[(vb(i) % 4) as usize] += 1);
     f.check("histogram_small", h == want, n, &p);
     // 100 buckets: 800 bytes, through global memory.
-    let h = pattern::map_reduce_with(p, b, |y| (y % 100) as usize, Histogram::<100>::new());
+    let h = p.map_reduce(b, |y| (y % 100) as usize, Histogram::<100>::new());
     let mut want = [0u64; 100];
     (0..n).for_each(|i| want[(vb(i) % 100) as usize] += 1);
     f.check("histogram_large", h == want, n, &p);
-    let x = pattern::reduce_with(p, a, Op::new(0u64, |x, y| x ^ y));
+    let x = p.reduce(a, Op::new(0u64, |x, y| x ^ y));
     f.check("op", x == (0..n).fold(0, |s, i| s ^ va(i)), n, &p);
 
     // Collect, filter, filter_map, GlobalVec.
-    let v = pattern::reduce_with(p, b, Collect::new(|y: u32| y.is_multiple_of(7).then_some(y as u64 * 3)));
+    let v = p.reduce(b, Collect::new(|y: u32| y.is_multiple_of(7).then_some(y as u64 * 3)));
     let len = v.len();
-    let got = v.into_slice_with(p);
+    let got = p.into_slice(v);
     let want: Vec<u64> = (0..n).map(vb).filter(|y| y % 7 == 0).map(|y| y as u64 * 3).collect();
     f.check("collect", len == want.len() && got.to_vec() == want, n, &p);
     drop(want);
     got.free();
-    let got = pattern::filter_with(p, a, |x| x % 3 == 1);
+    let got = p.filter(a, |x| x % 3 == 1);
     let want: Vec<u64> = (0..n).map(va).filter(|x| x % 3 == 1).collect();
     f.check("filter", got.to_vec() == want, n, &p);
     drop(want);
     got.free();
-    let got = pattern::filter_map_with(p, (a, b), |(x, y)| (y < 500).then_some(x + y as u64));
+    let got = p.filter_map((a, b), |(x, y)| (y < 500).then_some(x + y as u64));
     let want: Vec<u64> = (0..n).filter(|&i| vb(i) < 500).map(|i| va(i) + vb(i) as u64).collect();
     f.check("filter_map", got.to_vec() == want, n, &p);
     drop(want);
@@ -235,7 +249,7 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     got.free();
 
     // Scans.
-    pattern::inclusive_scan_with(p, a, d, Sum::new());
+    p.inclusive_scan(a, d, Sum::new());
     let ok = d.to_vec()
         == (0..n)
             .scan(0u64, |s, i| {
@@ -244,7 +258,7 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
             })
             .collect::<Vec<_>>();
     f.check("inclusive_scan", ok, n, &p);
-    let total = pattern::exclusive_scan_with(p, a, d, Sum::new());
+    let total = p.exclusive_scan(a, d, Sum::new());
     let ok = total == (0..n).map(va).sum::<u64>()
         && d.to_vec()
             == (0..n)
@@ -258,11 +272,11 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     // 64-byte elements: the leaf totals are larger than a join's result.
     let w = GlobalSlice::<[u64; 8]>::alloc_distributed(n);
     let ws = GlobalSlice::<[u64; 8]>::alloc_distributed(n);
-    pattern::transform_with(p, a, w, |x| std::array::from_fn(|k| x >> k));
+    p.transform(a, w, |x| std::array::from_fn(|k| x >> k));
     let add = Op::new([0u64; 8], |x: [u64; 8], y: [u64; 8]| {
         std::array::from_fn(|k| x[k] + y[k])
     });
-    let total = pattern::exclusive_scan_with(p, w, ws, add);
+    let total = p.exclusive_scan(w, ws, add);
     let mut run = [0u64; 8];
     let mut ok = true;
     let got = ws.to_vec();
@@ -276,30 +290,30 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     ws.free();
 
     // Sorts and merges.
-    pattern::copy_with(p, a, d);
-    pattern::sort_unstable_with(p, d);
+    p.copy(a, d);
+    p.sort_unstable(d);
     f.check("sort_unstable_u64", d.to_vec() == sorted(&a.to_vec()), n, &p);
-    let sorted_now = pattern::is_sorted_with(p, d);
-    let unsorted_input = pattern::is_sorted_with(p, a);
+    let sorted_now = p.is_sorted(d);
+    let unsorted_input = p.is_sorted(a);
     let ok = sorted_now && unsorted_input == a.to_vec().windows(2).all(|w| w[0] <= w[1]);
     f.check("is_sorted", ok, n, &p);
     let key = if n > 0 { va(n / 3) } else { 5 };
     let pp = pattern::partition_point(d, |&x| x < key);
     f.check("partition_point", pp == d.to_vec().partition_point(|&x| x < key), n, &p);
     let e = GlobalSlice::<u32>::alloc_distributed(n);
-    pattern::copy_with(p, b, e);
-    pattern::sort_unstable_with(p, e);
+    p.copy(b, e);
+    p.sort_unstable(e);
     f.check("sort_unstable_generic", e.to_vec() == sorted(&b.to_vec()), n, &p);
     // Pairs (value, index) by the value's low byte only: many ties.
     let pairs = GlobalSlice::<[u64; 2]>::alloc_distributed(n);
-    pattern::transform_with(p, enumerate(a), pairs, |(i, x)| [x, i as u64]);
-    pattern::sort_unstable_by_key_with(p, pairs, |q: &[u64; 2]| q[0] & 0xff);
+    p.transform(enumerate(a), pairs, |(i, x)| [x, i as u64]);
+    p.sort_unstable_by_key(pairs, |q: &[u64; 2]| q[0] & 0xff);
     let got = pairs.to_vec();
     let ok = got.windows(2).all(|w| w[0][0] & 0xff <= w[1][0] & 0xff)
         && sorted(&got) == sorted(&(0..n).map(|i| [va(i), i as u64]).collect::<Vec<_>>());
     f.check("sort_unstable_by_key", ok, n, &p);
     drop(got);
-    pattern::sort_unstable_by_with(p, pairs, |x: &[u64; 2], y: &[u64; 2]| y.cmp(x));
+    p.sort_unstable_by(pairs, |x: &[u64; 2], y: &[u64; 2]| y.cmp(x));
     let got = pairs.to_vec();
     let mut want: Vec<[u64; 2]> = (0..n).map(|i| [va(i), i as u64]).collect();
     want.sort_by(|x, y| y.cmp(x));
@@ -307,50 +321,50 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     drop((got, want));
     pairs.free();
     let scratch = GlobalSlice::<u64>::alloc_distributed(n + 3);
-    pattern::copy_with(p, a, d);
-    pattern::sort_unstable_in(p, d, scratch);
+    p.copy(a, d);
+    p.sort_unstable_in(d, scratch);
     f.check("sort_unstable_in", d.to_vec() == sorted(&a.to_vec()), n, &p);
     scratch.free();
     // Merge the sorted halves of b (sorted separately) into e.
     let (b1, b2) = b.split_at(n / 3);
     let (x1, x2) = (GlobalSlice::<u32>::alloc(b1.len()), GlobalSlice::<u32>::alloc(b2.len()));
-    pattern::copy_with(p, b1, x1);
-    pattern::copy_with(p, b2, x2);
-    pattern::sort_unstable_with(p, x1);
-    pattern::sort_unstable_with(p, x2);
-    pattern::merge_with(p, x1, x2, e);
+    p.copy(b1, x1);
+    p.copy(b2, x2);
+    p.sort_unstable(x1);
+    p.sort_unstable(x2);
+    p.merge(x1, x2, e);
     f.check("merge", e.to_vec() == sorted(&b.to_vec()), n, &p);
     x1.free();
     x2.free();
     e.free();
 
     // Searches.
-    let pos = pattern::position_with(p, (a, b), |(x, y)| (x ^ y as u64) % 1000 == 7);
+    let pos = p.position((a, b), |(x, y)| (x ^ y as u64) % 1000 == 7);
     let want = (0..n).position(|i| (va(i) ^ vb(i) as u64) % 1000 == 7);
-    let none = pattern::position_with(p, b, |y| y > 5000);
+    let none = p.position(b, |y| y > 5000);
     f.check("position", pos == want && none.is_none(), n, &p);
-    let found = pattern::find_with(p, b, |y| y % 97 == 3);
+    let found = p.find(b, |y| y % 97 == 3);
     let want = (0..n).map(vb).enumerate().find(|&(_, y)| y % 97 == 3);
     f.check("find", found == want, n, &p);
-    let m = pattern::min_with(p, b);
+    let m = p.min(b);
     let want = b.to_vec().into_iter().enumerate().min_by_key(|&(_, y)| y);
     f.check("min", m == want, n, &p);
-    let m = pattern::max_with(p, b);
+    let m = p.max(b);
     let want = b.to_vec().into_iter().enumerate().max_by_key(|&(_, y)| y);
     f.check("max", m == want, n, &p);
-    let m = pattern::min_by_key_with(p, a, |&x| x % 100);
+    let m = p.min_by_key(a, |&x| x % 100);
     let want = a.to_vec().into_iter().enumerate().min_by_key(|&(_, x)| x % 100);
     f.check("min_by_key", m == want, n, &p);
-    let m = pattern::max_by_key_with(p, a, |&x| x % 100);
+    let m = p.max_by_key(a, |&x| x % 100);
     let want = a.to_vec().into_iter().enumerate().max_by_key(|&(_, x)| x % 100);
     f.check("max_by_key", m == want, n, &p);
-    pattern::copy_with(p, a, d);
-    let same = pattern::equal_with(p, a, d);
+    p.copy(a, d);
+    let same = p.equal(a, d);
     if n > 0 {
         d.set(n - 1, d.get(n - 1) + 1);
     }
-    let differ = !pattern::equal_with(p, a, d) || n == 0;
-    let shorter = n == 0 || !pattern::equal_with(p, a, d.slice(1..));
+    let differ = !p.equal(a, d) || n == 0;
+    let shorter = n == 0 || !p.equal(a, d.slice(1..));
     f.check("equal", same && differ && shorter, n, &p);
 
     f.check("checkout_bound", bad.load(Relaxed) == 0, n, &p);

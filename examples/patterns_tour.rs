@@ -68,10 +68,7 @@ fn tour(n: u64) -> u64 {
     check(pattern::min(c) == Some((0, 0)), "min with index");
     check(pattern::max(c) == Some((len - 1, 3 * (n - 1))), "max with index");
     let policy = Policy::default().with_grain(1024).with_checkout(16 << 10);
-    check(
-        pattern::reduce_with(policy, a, Sum::new()) == n * (n - 1) / 2,
-        "a policy",
-    );
+    check(policy.reduce(a, Sum::new()) == n * (n - 1) / 2, "a policy");
 
     // Scans: b[i] = a[0] + ... + a[i], then the exclusive form.
     pattern::inclusive_scan(a, b, Sum::new());

@@ -184,10 +184,10 @@ where
     let result = runtime.broadcast_value(result);
     let stats = runtime.stats();
     if runtime.config().get_verbose() && gasnet.rank() == 0 {
-        let fields: Vec<String> = crate::Stats::FIELDS
+        let fields: Vec<String> = crate::runtime::Stats::FIELDS
             .iter()
             .zip(stats.values())
-            .filter(|(f, _)| f.unit != crate::Unit::Cycles)
+            .filter(|(f, _)| f.unit != crate::runtime::Unit::Cycles)
             .map(|(f, v)| format!("\"{}\":{v}", f.name))
             .collect();
         crate::gasnet::report(format_args!("uat: run stats {{{}}}", fields.join(",")));

@@ -1,9 +1,30 @@
-//! [`Runtime`]: the scheduler's runtime with global memory attached.
+//! [`Runtime`]: the scheduler's runtime with global memory attached, and
+//! the scheduler's knobs and counters — what a program that tunes or
+//! measures the runtime names, and a plain program does not.
+//!
+//! - the build variant: [`CONDUIT`], [`MODE`] ([`Mode`]) and the
+//!   fetch-and-add poller ([`fad_poller`]);
+//! - the settings' types ([`Config`] and the values of its fields:
+//!   [`StealProtocol`], [`VictimPolicy`], [`TraceMode`], [`PollerCores`],
+//!   [`PollerWait`]; [`Setting`] describes one setting; global memory's
+//!   settings are [`crate::global::Config`]);
+//! - the run's counters: [`stats`], [`Stats`], [`Field`], [`Unit`],
+//!   [`tsc_hz`] (cycles to seconds);
+//! - inside tasks: [`poll_point`] (serve thieves in a long loop that spawns
+//!   nothing), [`is_running`];
+//! - [`rules`]: facts shared with the launcher (when a host is
+//!   oversubscribed).
 
 use std::ops::Deref;
 
 use crate::gasnet::Gasnet;
-use crate::{Config, StartError};
+pub use uni_threads::{
+    fad_poller, is_running, poll_point, rules, stats, tsc_hz, Config, ConfigError, Field, Mode, PollerCores,
+    PollerWait, Setting, StartError, Stats, StealProtocol, TraceMode, Unit, VictimPolicy, MODE,
+};
+
+/// The conduit this build was made for.
+pub const CONDUIT: crate::gasnet::Conduit = crate::gasnet::CONDUIT;
 
 /// The runtime of one process: the scheduler ([`uni_threads::Runtime`],
 /// whose methods it has) started with global memory ([`crate::global`]) as

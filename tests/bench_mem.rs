@@ -12,7 +12,7 @@ use common::{bin, rank_counts, run_direct, run_job_with_env, two_ranks_apart, Jo
 
 /// Whether `two_ranks_apart` really puts the ranks' memory apart.
 fn apart() -> bool {
-    matches!(uat::CONDUIT.name(), "udp" | "mpi")
+    matches!(uat::runtime::CONDUIT.name(), "udp" | "mpi")
 }
 
 fn job(name: &str, launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> serde_json::Value {

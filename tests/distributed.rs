@@ -20,7 +20,7 @@ fn check(out: &JobOutput, ranks: u32, result: u64) -> serde_json::Value {
     assert_eq!(json["result"], result, "{}", out.describe());
     assert_eq!(json["verified"], true, "{}", out.describe());
     assert_eq!(json["ranks"], ranks);
-    assert_eq!(json["fad"], uat::MODE.name());
+    assert_eq!(json["fad"], uat::runtime::MODE.name());
     json
 }
 
@@ -112,7 +112,7 @@ fn the_empty_check_can_be_switched_off() {
 
 #[test]
 fn real_udp_steals_too() {
-    if uat::CONDUIT.name() != "udp" {
+    if uat::runtime::CONDUIT.name() != "udp" {
         return;
     }
     let json = check(
@@ -132,7 +132,7 @@ fn a_long_task_does_not_hold_its_parents_continuation_back() {
     // The bottom entry of a deque is stealable without the owner's help.
     // In `am` mode a claim is an Active Message its victim must poll for
     // (the paper's design), so a task that never polls holds it back there.
-    if uat::MODE == uat::Mode::Am {
+    if uat::runtime::MODE == uat::runtime::Mode::Am {
         return;
     }
     for n in multi_rank_counts() {
@@ -182,7 +182,7 @@ type JobSetup = (&'static [&'static str], &'static [(&'static str, &'static str)
 /// a victim are network operations the victim's CPU must answer): udp over
 /// real UDP, mpi without PSHM; None on smp.
 fn across_the_network() -> Option<JobSetup> {
-    match uat::CONDUIT.name() {
+    match uat::runtime::CONDUIT.name() {
         "udp" => Some((&["--real-udp"], &[])),
         "mpi" => Some((&[], &[("GASNET_SUPERNODE_MAXSIZE", "1")])),
         _ => None,
@@ -302,10 +302,10 @@ fn without_the_address_fixing_reexecution_the_start_up_check_fails() {
     // other conduits start each rank from scratch: a PIE executable with
     // address randomisation lands elsewhere in every process, and the
     // start-up check must say so (the re-execution is what makes them agree).
-    if uat::CONDUIT.name() == "smp" {
+    if uat::runtime::CONDUIT.name() == "smp" {
         return;
     }
-    let launcher: &[&str] = if uat::CONDUIT.name() == "udp" {
+    let launcher: &[&str] = if uat::runtime::CONDUIT.name() == "udp" {
         &["--real-udp", "-n", "2"]
     } else {
         &["-n", "2"]

@@ -25,7 +25,7 @@ fn concurrent_fetch_and_adds_give_the_exact_total() {
         let json = out.json();
         assert_eq!(json["verified"], true, "{}", out.describe());
         assert_eq!(json["counter"], 3000 * (n as u64 - 1), "{json}");
-        assert_eq!(json["fad"], uat::MODE.name());
+        assert_eq!(json["fad"], uat::runtime::MODE.name());
         assert!(json["fadd_latency_us"].as_f64().unwrap() > 0.0, "{json}");
     }
 }
@@ -39,7 +39,7 @@ fn latency_is_measured_and_unregistered_words_are_refused() {
     for key in ["get", "put", "get_with_poller", "put_with_poller", "fadd"] {
         assert!(json["latency_us"][key].as_f64().unwrap() > 0.0, "{key}: {json}");
     }
-    if uat::MODE == uat::Mode::Native {
+    if uat::runtime::MODE == uat::runtime::Mode::Native {
         assert!(json["unregistered_address_refused"].is_null(), "{json}");
     } else {
         assert_eq!(json["unregistered_address_refused"], true, "{json}");
@@ -99,7 +99,7 @@ fn a_rank_that_only_spawns_answers_fetch_and_adds() {
         let json = out.json();
         assert_eq!(json["verified"], true, "{}", out.describe());
         assert_eq!(json["answered"], 3000, "{json}");
-        if uat::MODE == uat::Mode::Am {
+        if uat::runtime::MODE == uat::runtime::Mode::Am {
             // Each request is answered by a spawn that polled because it
             // asked; no spawn polls unasked (two ranks: see micro.rs).
             assert!(json["serving_spawns"].as_u64().unwrap() > 0, "{json}");

@@ -17,7 +17,7 @@ fn assert_passes(launcher: &[&str], ranks: u32) {
     let json = out.json();
     assert_eq!(json["ok"], true, "{}", out.describe());
     assert_eq!(json["ranks"], ranks);
-    assert_eq!(json["conduit"], uat::CONDUIT.name());
+    assert_eq!(json["conduit"], uat::runtime::CONDUIT.name());
     assert_eq!(
         json["pshm"], true,
         "GASNet must be built with PSHM (the arena aliases the segment)"
@@ -39,7 +39,7 @@ fn passes_on_every_rank_count() {
 
 #[test]
 fn passes_over_real_udp() {
-    if uat::CONDUIT.name() != "udp" {
+    if uat::runtime::CONDUIT.name() != "udp" {
         return;
     }
     let out = run_job(&["--real-udp", "-n", "2"], &exe(), &["--iters", "100"]);
@@ -52,7 +52,7 @@ fn passes_over_real_udp() {
 
 #[test]
 fn a_rank_that_fails_a_check_fails_the_job() {
-    let n = if uat::CONDUIT.name() == "smp" { 3 } else { 2 };
+    let n = if uat::runtime::CONDUIT.name() == "smp" { 3 } else { 2 };
     let last = (n - 1).to_string();
     let out = run_job(
         &["-n", &n.to_string()],
@@ -83,7 +83,7 @@ fn help_and_version_work_without_a_launcher() {
 
 #[test]
 fn a_multi_process_conduit_refuses_to_start_without_its_launcher() {
-    if uat::CONDUIT.name() == "smp" {
+    if uat::runtime::CONDUIT.name() == "smp" {
         // One smp rank may be started directly: it must just work.
         let out = run_direct(&exe(), &["--iters", "10"]);
         assert_eq!(out.code, Some(0), "{}", out.describe());
@@ -95,7 +95,7 @@ fn a_multi_process_conduit_refuses_to_start_without_its_launcher() {
     assert_eq!(out.code, Some(2), "{}", out.describe());
     assert!(
         out.stderr
-            .contains(&format!("cargo uat run --conduit {}", uat::CONDUIT.name())),
+            .contains(&format!("cargo uat run --conduit {}", uat::runtime::CONDUIT.name())),
         "{}",
         out.describe()
     );

@@ -97,7 +97,7 @@ fn a_second_free_is_refused() {
 
 #[test]
 fn over_real_udp_the_cache_is_coherent_and_a_broken_one_is_caught() {
-    if uat::CONDUIT.name() != "udp" {
+    if uat::runtime::CONDUIT.name() != "udp" {
         return;
     }
     let udp = ["--real-udp", "-n", "2"];
@@ -154,7 +154,7 @@ fn cilksort_of_2_pow_20_keys_is_exact_at_every_rank_count() {
 
 #[test]
 fn over_real_udp_cilksort_is_exact_with_the_cache_on_and_off() {
-    if uat::CONDUIT.name() != "udp" {
+    if uat::runtime::CONDUIT.name() != "udp" {
         return;
     }
     let on = cilksort(&["--real-udp", "-n", "2"], &["-n", "1048576"], &[("UAT_CACHE", "on")]);
@@ -213,7 +213,7 @@ fn knapsack_is_exact_against_dynamic_programming_for_every_class_with_steals() {
 
 #[test]
 fn over_real_udp_knapsack_shares_its_bound_through_a_remote_atomic() {
-    if uat::CONDUIT.name() != "udp" {
+    if uat::runtime::CONDUIT.name() != "udp" {
         return;
     }
     for refresh in ["1", "1024"] {

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// Emulated hosts exist on the conduits with a network.
 fn networked() -> bool {
-    matches!(uat::CONDUIT.name(), "udp" | "mpi")
+    matches!(uat::runtime::CONDUIT.name(), "udp" | "mpi")
 }
 
 /// Launcher arguments for `hosts` hosts of `ranks` ranks in all.
@@ -68,7 +68,7 @@ fn smp_refuses_hosts_and_the_launcher_refuses_a_split_gasnet_cannot_make() {
 
 #[test]
 fn real_udp_with_hosts_is_real_udp_between_the_hosts() {
-    if uat::CONDUIT.name() != "udp" {
+    if uat::runtime::CONDUIT.name() != "udp" {
         return;
     }
     let launcher: Vec<String> = ["--real-udp", "--hosts", "2", "-n", "4"].map(String::from).to_vec();
@@ -87,7 +87,7 @@ fn benchmarks_are_exact_on_hosts_with_steals_within_and_across_hosts() {
     // paper's cost of AM-based fetch-and-add, which makes a 4-million-node
     // tree take a minute on 2 busy cores. So `am` runs smaller inputs (a
     // small binomial tree counted by the serial elision first).
-    let am = uat::MODE == uat::Mode::Am;
+    let am = uat::runtime::MODE == uat::runtime::Mode::Am;
     let small_tree = "-t 0 -b 500 -q 0.12 -m 8 -r 3";
     let small_nodes = if am {
         let out = job(

@@ -187,7 +187,7 @@ fn malformed_active_messages_are_refused_and_the_job_stays_correct() {
     // A free cell and a pending one: both hold no finished task's result.
     let unfinished = "the cell holds no finished task's result";
     assert_eq!(out.stderr.matches(unfinished).count(), 2, "{}", out.describe());
-    if uat::MODE.name() != "native" {
+    if uat::runtime::MODE.name() != "native" {
         assert!(
             out.stderr.contains("am-fad refused a fetch-and-add from rank 0 on 0x0"),
             "{}",
@@ -210,7 +210,7 @@ fn every_active_message_handler_survives_random_payloads() {
     // Five handlers of the runtime (the trace's clock request among them),
     // two more of the AM fetch-and-add service, 2000 each, from each of the
     // 2 ranks.
-    let handlers = if uat::MODE.name() == "native" { 5 } else { 7 };
+    let handlers = if uat::runtime::MODE.name() == "native" { 5 } else { 7 };
     let sent = json["sent"].as_u64().unwrap();
     assert_eq!(sent, 2 * handlers * 2000, "{}", out.describe());
     let mut kinds = vec![
@@ -219,7 +219,7 @@ fn every_active_message_handler_survives_random_payloads() {
         "refused a lifeline wake-up from rank",
         "refused a GLOBAL_FREE from rank",
     ];
-    if uat::MODE.name() != "native" {
+    if uat::runtime::MODE.name() != "native" {
         kinds.extend([
             "am-fad refused a fetch-and-add from rank",
             "am-fad refused a global atomic",
@@ -283,7 +283,11 @@ fn overflows_are_reported_wherever_they_happen() {
 
 #[test]
 fn every_ranks_error_is_one_whole_line() {
-    let ranks = if uat::CONDUIT.name() == "smp" { "4" } else { "2" };
+    let ranks = if uat::runtime::CONDUIT.name() == "smp" {
+        "4"
+    } else {
+        "2"
+    };
     let out = run_job_with_env(
         &["-n", ranks],
         &bin("nqueens"),
@@ -309,7 +313,7 @@ fn every_ranks_error_is_one_whole_line() {
 
 #[test]
 fn a_poller_core_the_process_cannot_use_is_refused_at_start() {
-    if uat::MODE.name() != "rdma-emulated" {
+    if uat::runtime::MODE.name() != "rdma-emulated" {
         return;
     }
     let out = run_job_with_env(

@@ -109,7 +109,12 @@ fn launcher(args: &[&str]) -> (Option<i32>, String, Duration) {
 }
 
 fn variant() -> [&'static str; 4] {
-    ["--conduit", uat::CONDUIT.name(), "--fad", uat::MODE.name()]
+    [
+        "--conduit",
+        uat::runtime::CONDUIT.name(),
+        "--fad",
+        uat::runtime::MODE.name(),
+    ]
 }
 
 #[test]

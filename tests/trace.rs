@@ -15,7 +15,7 @@ use common::{bin, example, run_job_with_env, JobOutput};
 fn trace_dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(
         "uat-trace-{name}-{}-{}",
-        uat::CONDUIT.name(),
+        uat::runtime::CONDUIT.name(),
         std::process::id()
     ));
     let _ = std::fs::remove_dir_all(&d);
@@ -36,7 +36,7 @@ type Setup = (&'static str, Vec<&'static str>, Vec<(&'static str, &'static str)>
 /// each rank its own host) and on 2 emulated hosts (`--hosts 2`).
 fn setups() -> Vec<Setup> {
     let mut s = vec![("as launched", vec![], vec![], 1)];
-    match uat::CONDUIT.name() {
+    match uat::runtime::CONDUIT.name() {
         "udp" => {
             s.push(("real UDP", vec!["--real-udp"], vec![], 4));
             s.push(("2 hosts", vec!["--hosts", "2"], vec![], 2));

@@ -151,7 +151,7 @@ fn run<const SEQ: bool>(arrays: Arrays, seed: u64, cut: usize) -> Sorted {
     let start = Instant::now();
     let policy = Policy::default().with_grain(cut);
     let policy = if SEQ { policy.sequential() } else { policy };
-    uat::pattern::sort_unstable_in(policy, keys, tmp);
+    policy.sort_unstable_in(keys, tmp);
     let sort_s = start.elapsed().as_secs_f64();
     let (sorted, count, sum, _, _) = check::<SEQ>(keys);
     // Freed inside the measured run: its stats are the ones reported.

@@ -33,7 +33,7 @@ use std::marker::PhantomData;
 use crate::bytes::alloc_like_input;
 use crate::policy::{chunks, par_blocks, Policy};
 use crate::reduce::{LeafItems, Monoid, Reducer};
-use crate::source::{slice_part_end, Source};
+use crate::source::{slice_part_end, IntoSource, Source};
 use crate::{GlobalSlice, Pod, Zeroable};
 
 /// A whole one-rank allocation's words, as a node stores them
@@ -217,16 +217,19 @@ impl<T: Pod> GlobalVec<T> {
     /// has several ranks); the list is freed. See the module's docs for
     /// the cost.
     pub fn into_slice(self) -> GlobalSlice<T> {
-        self.into_slice_with(Policy::default())
+        Policy::new().into_slice(self)
     }
+}
 
-    /// [`GlobalVec::into_slice`] under `policy` (its checkout bound; one
+impl Policy {
+    /// [`GlobalVec::into_slice`] under this policy (its checkout bound; one
     /// task per chunk).
-    pub fn into_slice_with(self, policy: Policy) -> GlobalSlice<T> {
-        let out = alloc_like_input::<T>(self.len());
-        let mut table: Vec<[u64; 3]> = Vec::with_capacity(self.chunks());
+    pub fn into_slice<T: Pod>(self, v: GlobalVec<T>) -> GlobalSlice<T> {
+        let policy = self;
+        let out = alloc_like_input::<T>(v.len());
+        let mut table: Vec<[u64; 3]> = Vec::with_capacity(v.chunks());
         let mut at = 0u64;
-        self.walk(|n, d| {
+        v.walk(|n, d| {
             let e = encode(d);
             table.push([e[0], e[1], at]);
             at += d.len() as u64;
@@ -368,15 +371,7 @@ pub fn filter<T: Pod, P>(s: GlobalSlice<T>, pred: P) -> GlobalSlice<T>
 where
     P: Fn(&T) -> bool + Copy + Send + 'static,
 {
-    filter_with(Policy::default(), s, pred)
-}
-
-/// [`filter`] under `policy`.
-pub fn filter_with<T: Pod, P>(policy: Policy, s: GlobalSlice<T>, pred: P) -> GlobalSlice<T>
-where
-    P: Fn(&T) -> bool + Copy + Send + 'static,
-{
-    filter_map_with(policy, s, move |x: T| pred(&x).then_some(x))
+    Policy::new().filter(s, pred)
 }
 
 /// `f(item)` for every item of `src` (one slice or a zip) where it is
@@ -395,112 +390,123 @@ where
 /// for sources that are not slices, such as a tree's nodes.)
 pub fn filter_map<S, U, F>(src: S, f: F) -> GlobalSlice<U>
 where
-    S: Source,
+    S: IntoSource,
     U: Pod,
     F: Fn(S::Item) -> Option<U> + Copy + Send + 'static,
 {
-    filter_map_with(Policy::default(), src, f)
+    Policy::new().filter_map(src, f)
 }
 
-/// [`filter_map`] under `policy`.
-pub fn filter_map_with<S, U, F>(policy: Policy, src: S, f: F) -> GlobalSlice<U>
-where
-    S: Source,
-    U: Pod,
-    F: Fn(S::Item) -> Option<U> + Copy + Send + 'static,
-{
-    let n = src.length("filter_map");
-    let blocks = policy.blocks(n);
-    // Small (a word per leaf), and freed while the output lives: on this
-    // rank, where the free list reclaims it (the symmetric zone would keep
-    // it until every distributed allocation is freed).
-    let counts = GlobalSlice::<u64>::alloc(blocks);
-    let max = policy.chunk_items(S::item_bytes());
-    // 1. How many items each leaf keeps.
-    par_blocks(policy, n, move |k, lo, hi| {
-        let mut kept = 0u64;
+impl Policy {
+    /// [`filter`] under this policy.
+    pub fn filter<T: Pod, P>(self, s: GlobalSlice<T>, pred: P) -> GlobalSlice<T>
+    where
+        P: Fn(&T) -> bool + Copy + Send + 'static,
+    {
+        self.filter_map(s, move |x: T| pred(&x).then_some(x))
+    }
+
+    /// [`filter_map`] under this policy.
+    pub fn filter_map<S, U, F>(self, src: S, f: F) -> GlobalSlice<U>
+    where
+        S: IntoSource,
+        U: Pod,
+        F: Fn(S::Item) -> Option<U> + Copy + Send + 'static,
+    {
+        let src = src.into_source();
+        let n = src.length("filter_map");
+        let blocks = self.blocks(n);
+        // Small (a word per leaf), and freed while the output lives: on this
+        // rank, where the free list reclaims it (the symmetric zone would keep
+        // it until every distributed allocation is freed).
+        let counts = GlobalSlice::<u64>::alloc(blocks);
+        let max = self.chunk_items(S::Source::item_bytes());
+        // 1. How many items each leaf keeps.
+        par_blocks(self, n, move |k, lo, hi| {
+            let mut kept = 0u64;
+            chunks(
+                lo,
+                hi,
+                max,
+                |a, b| src.part_end(a, b),
+                |a, b| {
+                    kept = src.sub(a, b).read(|c| {
+                        let mut t = kept;
+                        S::Source::items(c, |x| t += u64::from(f(x).is_some()));
+                        t
+                    })
+                },
+            );
+            counts.set(k, kept);
+        });
+        // 2. Where each leaf's items start (a serial exclusive scan of the
+        // counts, in bounded checkouts), and the output, of exactly that length.
+        let mut total = 0u64;
+        let per = self.chunk_items(8);
         chunks(
-            lo,
-            hi,
-            max,
-            |a, b| src.part_end(a, b),
+            0,
+            blocks,
+            per,
+            |a, b| slice_part_end(&counts, a, b),
             |a, b| {
-                kept = src.sub(a, b).read(|c| {
-                    let mut t = kept;
-                    S::items(c, |x| t += u64::from(f(x).is_some()));
-                    t
+                counts.slice(a..b).update(|c| {
+                    for e in c {
+                        let kept = *e;
+                        *e = total;
+                        total += kept;
+                    }
                 })
             },
         );
-        counts.set(k, kept);
-    });
-    // 2. Where each leaf's items start (a serial exclusive scan of the
-    // counts, in bounded checkouts), and the output, of exactly that length.
-    let mut total = 0u64;
-    let per = policy.chunk_items(8);
-    chunks(
-        0,
-        blocks,
-        per,
-        |a, b| slice_part_end(&counts, a, b),
-        |a, b| {
-            counts.slice(a..b).update(|c| {
-                for e in c {
-                    let kept = *e;
-                    *e = total;
-                    total += kept;
-                }
-            })
-        },
-    );
-    let out = alloc_like_input::<U>(total as usize);
-    // 3. Each leaf again: its kept items, a checkout's worth at a time
-    // through a buffer (process-local, and alive only inside the leaf, which
-    // neither spawns nor joins), written at its offset.
-    let size = std::mem::size_of::<U>();
-    let out_max = policy.chunk_items(size);
-    par_blocks(policy, n, move |k, lo, hi| {
-        let mut at = counts.get(k) as usize;
-        // Where the next leaf's items start: this leaf keeps exactly what it
-        // counted, or it would write into the next leaf's place while that
-        // leaf runs.
-        let end = if k + 1 < blocks { counts.get(k + 1) } else { total } as usize;
-        let changed = || -> ! {
-            panic!("filter_map: f answered differently for the same item on its two calls (it must be a pure function)")
-        };
-        let mut buf: Vec<U> = Vec::with_capacity(max.min(hi - lo));
-        chunks(
-            lo,
-            hi,
-            max,
-            |a, b| src.part_end(a, b),
-            |a, b| {
-                buf.clear();
-                src.sub(a, b).read(|c| {
-                    S::items(c, |x| {
-                        if let Some(y) = f(x) {
-                            buf.push(y)
-                        }
-                    })
-                });
-                if at + buf.len() > end {
-                    changed()
-                }
-                let dst = out.slice(at..at + buf.len());
-                chunks(
-                    0,
-                    buf.len(),
-                    out_max,
-                    |a, b| slice_part_end(&dst, a, b),
-                    |a, b| dst.slice(a..b).write(|d| d.copy_from_slice(&buf[a..b])),
-                );
-                at += buf.len();
-            },
-        );
-        if at != end {
-            changed()
-        }
-    });
-    counts.free();
-    out
+        let out = alloc_like_input::<U>(total as usize);
+        // 3. Each leaf again: its kept items, a checkout's worth at a time
+        // through a buffer (process-local, and alive only inside the leaf, which
+        // neither spawns nor joins), written at its offset.
+        let size = std::mem::size_of::<U>();
+        let out_max = self.chunk_items(size);
+        par_blocks(self, n, move |k, lo, hi| {
+            let mut at = counts.get(k) as usize;
+            // Where the next leaf's items start: this leaf keeps exactly what it
+            // counted, or it would write into the next leaf's place while that
+            // leaf runs.
+            let end = if k + 1 < blocks { counts.get(k + 1) } else { total } as usize;
+            let changed = || -> ! {
+                panic!("filter_map: f answered differently for the same item on its two calls (it must be a pure function)")
+            };
+            let mut buf: Vec<U> = Vec::with_capacity(max.min(hi - lo));
+            chunks(
+                lo,
+                hi,
+                max,
+                |a, b| src.part_end(a, b),
+                |a, b| {
+                    buf.clear();
+                    src.sub(a, b).read(|c| {
+                        S::Source::items(c, |x| {
+                            if let Some(y) = f(x) {
+                                buf.push(y)
+                            }
+                        })
+                    });
+                    if at + buf.len() > end {
+                        changed()
+                    }
+                    let dst = out.slice(at..at + buf.len());
+                    chunks(
+                        0,
+                        buf.len(),
+                        out_max,
+                        |a, b| slice_part_end(&dst, a, b),
+                        |a, b| dst.slice(a..b).write(|d| d.copy_from_slice(&buf[a..b])),
+                    );
+                    at += buf.len();
+                },
+            );
+            if at != end {
+                changed()
+            }
+        });
+        counts.free();
+        out
+    }
 }

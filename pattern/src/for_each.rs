@@ -9,26 +9,17 @@
 //! (the runtime ends the job if it does).
 
 use crate::policy::{chunks, par_blocks, Policy};
-use crate::source::{refuse_overlap, slice_part_end, Source, Target};
+use crate::source::{refuse_overlap, slice_part_end, IntoSource, Source, Target};
 use crate::{GlobalSlice, Pod};
 
 /// Calls `f` on every item of `src` (one slice or a zip of two or three),
 /// in parallel: `for_each((a, b), |(x, y)| ..)`.
 pub fn for_each<S, F>(src: S, f: F)
 where
-    S: Source,
+    S: IntoSource,
     F: Fn(S::Item) + Copy + Send + 'static,
 {
-    for_each_with(Policy::default(), src, f)
-}
-
-/// [`for_each`] under `policy`.
-pub fn for_each_with<S, F>(policy: Policy, src: S, f: F)
-where
-    S: Source,
-    F: Fn(S::Item) + Copy + Send + 'static,
-{
-    for_each_chunk_with(policy, src, move |_, c| S::items(c, f))
+    Policy::new().for_each(src, f)
 }
 
 /// Calls `f(start, chunk)` on consecutive checked-out chunks covering
@@ -37,29 +28,10 @@ where
 /// leaf (grain) of items.
 pub fn for_each_chunk<S, F>(src: S, f: F)
 where
-    S: Source,
-    F: for<'a> Fn(usize, S::Chunk<'a>) + Copy + Send + 'static,
+    S: IntoSource,
+    F: for<'a> Fn(usize, <S::Source as Source>::Chunk<'a>) + Copy + Send + 'static,
 {
-    for_each_chunk_with(Policy::default(), src, f)
-}
-
-/// [`for_each_chunk`] under `policy`.
-pub fn for_each_chunk_with<S, F>(policy: Policy, src: S, f: F)
-where
-    S: Source,
-    F: for<'a> Fn(usize, S::Chunk<'a>) + Copy + Send + 'static,
-{
-    let n = src.length("for_each");
-    let max = policy.chunk_items(S::item_bytes());
-    par_blocks(policy, n, move |_, lo, hi| {
-        chunks(
-            lo,
-            hi,
-            max,
-            |a, b| src.part_end(a, b),
-            |a, b| src.sub(a, b).read(|c| f(a, c)),
-        )
-    })
+    Policy::new().for_each_chunk(src, f)
 }
 
 /// Calls `f` on every item of `dst`, the first slice by `&mut` and any
@@ -69,16 +41,7 @@ where
     M: Target,
     F: for<'a> Fn(M::ItemMut<'a>) + Copy + Send + 'static,
 {
-    for_each_mut_with(Policy::default(), dst, f)
-}
-
-/// [`for_each_mut`] under `policy`.
-pub fn for_each_mut_with<M, F>(policy: Policy, dst: M, f: F)
-where
-    M: Target,
-    F: for<'a> Fn(M::ItemMut<'a>) + Copy + Send + 'static,
-{
-    for_each_chunk_mut_with(policy, dst, move |_, c| M::items_mut(c, f))
+    Policy::new().for_each_mut(dst, f)
 }
 
 /// Calls `f(start, chunk)` on consecutive chunks covering `dst`, the first
@@ -88,57 +51,18 @@ where
     M: Target,
     F: for<'a> Fn(usize, M::ChunkMut<'a>) + Copy + Send + 'static,
 {
-    for_each_chunk_mut_with(Policy::default(), dst, f)
-}
-
-/// [`for_each_chunk_mut`] under `policy`.
-pub fn for_each_chunk_mut_with<M, F>(policy: Policy, dst: M, f: F)
-where
-    M: Target,
-    F: for<'a> Fn(usize, M::ChunkMut<'a>) + Copy + Send + 'static,
-{
-    let n = dst.length("for_each_mut");
-    refuse_overlap("for_each_mut", dst.overlapping());
-    let max = policy.chunk_items(M::item_bytes());
-    par_blocks(policy, n, move |_, lo, hi| {
-        chunks(
-            lo,
-            hi,
-            max,
-            |a, b| dst.part_end(a, b),
-            |a, b| dst.sub(a, b).update(|c| f(a, c)),
-        )
-    })
+    Policy::new().for_each_chunk_mut(dst, f)
 }
 
 /// Sets every element of `dst` to `value` (write checkouts: the old
 /// contents are never fetched).
 pub fn fill<T: Pod + Send>(dst: GlobalSlice<T>, value: T) {
-    fill_with(Policy::default(), dst, value)
-}
-
-/// [`fill`] under `policy`.
-pub fn fill_with<T: Pod + Send>(policy: Policy, dst: GlobalSlice<T>, value: T) {
-    let max = policy.chunk_items(std::mem::size_of::<T>());
-    par_blocks(policy, dst.len(), move |_, lo, hi| {
-        chunks(
-            lo,
-            hi,
-            max,
-            |a, b| slice_part_end(&dst, a, b),
-            |a, b| dst.slice(a..b).write(|d| d.fill(value)),
-        )
-    })
+    Policy::new().fill(dst, value)
 }
 
 /// Copies `src` into `dst` (of the same length; they must not overlap).
 pub fn copy<T: Pod>(src: GlobalSlice<T>, dst: GlobalSlice<T>) {
-    copy_with(Policy::default(), src, dst)
-}
-
-/// [`copy`] under `policy`.
-pub fn copy_with<T: Pod>(policy: Policy, src: GlobalSlice<T>, dst: GlobalSlice<T>) {
-    transform_with(policy, src, dst, |x| x)
+    Policy::new().copy(src, dst)
 }
 
 /// Writes `f(item)` for every item of `src` (one slice or a zip) into
@@ -146,47 +70,127 @@ pub fn copy_with<T: Pod>(policy: Policy, src: GlobalSlice<T>, dst: GlobalSlice<T
 /// must be as long as `src` and must not overlap it.
 pub fn transform<S, T, F>(src: S, dst: GlobalSlice<T>, f: F)
 where
-    S: Source,
+    S: IntoSource,
     T: Pod,
     F: Fn(S::Item) -> T + Copy + Send + 'static,
 {
-    transform_with(Policy::default(), src, dst, f)
+    Policy::new().transform(src, dst, f)
 }
 
-/// [`transform`] under `policy`.
-pub fn transform_with<S, T, F>(policy: Policy, src: S, dst: GlobalSlice<T>, f: F)
-where
-    S: Source,
-    T: Pod,
-    F: Fn(S::Item) -> T + Copy + Send + 'static,
-{
-    let n = src.length("transform");
-    refuse_overlap("transform", src.overlaps(&dst));
-    assert_eq!(
-        dst.len(),
-        n,
-        "transform: the destination has {} elements, the source {n}",
-        dst.len()
-    );
-    let max = policy.chunk_items(S::item_bytes() + std::mem::size_of::<T>());
-    par_blocks(policy, n, move |_, lo, hi| {
-        chunks(
-            lo,
-            hi,
-            max,
-            |a, b| slice_part_end(&dst, a, src.part_end(a, b)),
-            |a, b| {
-                src.sub(a, b).read(|c| {
-                    dst.slice(a..b).write(|d| {
-                        let mut out = d.iter_mut();
-                        S::items(c, |x| {
-                            if let Some(o) = out.next() {
-                                *o = f(x)
-                            }
+impl Policy {
+    /// [`for_each`] under this policy.
+    pub fn for_each<S, F>(self, src: S, f: F)
+    where
+        S: IntoSource,
+        F: Fn(S::Item) + Copy + Send + 'static,
+    {
+        self.for_each_chunk(src, move |_, c| S::Source::items(c, f))
+    }
+
+    /// [`for_each_chunk`] under this policy.
+    pub fn for_each_chunk<S, F>(self, src: S, f: F)
+    where
+        S: IntoSource,
+        F: for<'a> Fn(usize, <S::Source as Source>::Chunk<'a>) + Copy + Send + 'static,
+    {
+        let src = src.into_source();
+        let n = src.length("for_each");
+        let max = self.chunk_items(S::Source::item_bytes());
+        par_blocks(self, n, move |_, lo, hi| {
+            chunks(
+                lo,
+                hi,
+                max,
+                |a, b| src.part_end(a, b),
+                |a, b| src.sub(a, b).read(|c| f(a, c)),
+            )
+        })
+    }
+
+    /// [`for_each_mut`] under this policy.
+    pub fn for_each_mut<M, F>(self, dst: M, f: F)
+    where
+        M: Target,
+        F: for<'a> Fn(M::ItemMut<'a>) + Copy + Send + 'static,
+    {
+        self.for_each_chunk_mut(dst, move |_, c| M::items_mut(c, f))
+    }
+
+    /// [`for_each_chunk_mut`] under this policy.
+    pub fn for_each_chunk_mut<M, F>(self, dst: M, f: F)
+    where
+        M: Target,
+        F: for<'a> Fn(usize, M::ChunkMut<'a>) + Copy + Send + 'static,
+    {
+        let n = dst.length("for_each_mut");
+        refuse_overlap("for_each_mut", dst.overlapping());
+        let max = self.chunk_items(M::item_bytes());
+        par_blocks(self, n, move |_, lo, hi| {
+            chunks(
+                lo,
+                hi,
+                max,
+                |a, b| dst.part_end(a, b),
+                |a, b| dst.sub(a, b).update(|c| f(a, c)),
+            )
+        })
+    }
+
+    /// [`fill`] under this policy.
+    pub fn fill<T: Pod + Send>(self, dst: GlobalSlice<T>, value: T) {
+        let max = self.chunk_items(std::mem::size_of::<T>());
+        par_blocks(self, dst.len(), move |_, lo, hi| {
+            chunks(
+                lo,
+                hi,
+                max,
+                |a, b| slice_part_end(&dst, a, b),
+                |a, b| dst.slice(a..b).write(|d| d.fill(value)),
+            )
+        })
+    }
+
+    /// [`copy`] under this policy.
+    pub fn copy<T: Pod>(self, src: GlobalSlice<T>, dst: GlobalSlice<T>) {
+        self.transform(src, dst, |x| x)
+    }
+
+    /// [`transform`] under this policy.
+    pub fn transform<S, T, F>(self, src: S, dst: GlobalSlice<T>, f: F)
+    where
+        S: IntoSource,
+        T: Pod,
+        F: Fn(S::Item) -> T + Copy + Send + 'static,
+    {
+        let src = src.into_source();
+        let n = src.length("transform");
+        refuse_overlap("transform", src.overlaps(&dst));
+        assert_eq!(
+            dst.len(),
+            n,
+            "transform: the destination has {} elements, the source {n}",
+            dst.len()
+        );
+        let max = self.chunk_items(S::Source::item_bytes() + std::mem::size_of::<T>());
+        par_blocks(self, n, move |_, lo, hi| {
+            chunks(
+                lo,
+                hi,
+                max,
+                |a, b| slice_part_end(&dst, a, src.part_end(a, b)),
+                |a, b| {
+                    src.sub(a, b).read(|c| {
+                        dst.slice(a..b).write(|d| {
+                            let mut out = d.iter_mut();
+                            S::Source::items(c, |x| {
+                                if let Some(o) = out.next() {
+                                    *o = f(x)
+                                }
+                            })
                         })
                     })
-                })
-            },
-        )
-    })
+                },
+            )
+        })
+    }
 }

@@ -9,8 +9,9 @@
 //! defaults, and `docs/design/patterns.md` for the whole layer.
 //!
 //! - [`policy`]: [`Policy`] (grain, checkout bound, serial elision);
-//! - [`source`]: what a pattern reads: one slice, or two or three zipped
-//!   slices of equal length ([`Source`]), and what it updates ([`Target`]);
+//! - [`source`]: what a pattern reads: one slice, two or three zipped
+//!   slices of equal length ([`Source`]), or an index range
+//!   ([`IntoSource`]), and what it updates ([`Target`]);
 //! - [`for_each`](mod@for_each): [`for_each()`], [`for_each_mut`],
 //!   [`for_each_chunk`], [`for_each_chunk_mut`], [`fill`], [`copy`],
 //!   [`transform`];
@@ -27,8 +28,14 @@
 //! - [`collect`]: [`GlobalVec`] (a growable result), [`filter`],
 //!   [`filter_map`].
 //!
-//! Every function but `partition_point` (a binary search, no tasks) has a
-//! default form and a `_with(policy, ...)` form.
+//! Every function but `partition_point` (a binary search, no tasks) runs
+//! under the default [`Policy`]; the same pattern under another policy is
+//! the [`Policy`] method of the same name, the policy given once:
+//! `Policy::new().with_grain(4096).reduce(a, Sum::new())`
+//! (`sort_unstable_in`, a sort into the caller's scratch, is only a
+//! method). A pattern that reads takes an [`IntoSource`]: a slice, a zip,
+//! or an index range `lo..hi` whose items are the indices
+//! (`for_each(0..n, |i| ..)`).
 //! Closures are `Fn(..) + Copy + Send + 'static` (they travel with the
 //! tasks, possibly to another rank); elements are [`Pod`]. Misuse (zipped
 //! slices of unequal lengths, a destination of the wrong length) panics
@@ -39,7 +46,9 @@
 //! let a = GlobalSlice::<u64>::alloc_distributed(1 << 20);
 //! pattern::transform(pattern::enumerate(a), a, |(i, _)| i as u64);
 //! let total = pattern::reduce(a, Sum::new());
-//! # let _ = total;
+//! let squares = pattern::map_reduce(0..1000, |i| (i * i) as u64, Sum::new());
+//! pattern::Policy::new().with_grain(4096).fill(a, 0);
+//! # let _ = (total, squares);
 //! ```
 
 // The one place this crate names where global memory lives.
@@ -55,23 +64,11 @@ pub mod search;
 pub mod sort;
 pub mod source;
 
-pub use collect::{filter, filter_map, filter_map_with, filter_with, Collect, Concat, GlobalVec};
-pub use for_each::{
-    copy, copy_with, fill, fill_with, for_each, for_each_chunk, for_each_chunk_mut, for_each_chunk_mut_with,
-    for_each_chunk_with, for_each_mut, for_each_mut_with, for_each_with, transform, transform_with,
-};
+pub use collect::{filter, filter_map, Collect, Concat, GlobalVec};
+pub use for_each::{copy, fill, for_each, for_each_chunk, for_each_chunk_mut, for_each_mut, transform};
 pub use policy::Policy;
-pub use reduce::{
-    map_reduce, map_reduce_with, reduce, reduce_with, Count, Histogram, LeafItems, Max, Min, MinMax, Monoid, Op,
-    Reducer, Sum,
-};
-pub use scan::{exclusive_scan, exclusive_scan_with, inclusive_scan, inclusive_scan_with};
-pub use search::{
-    equal, equal_with, find, find_with, is_sorted, is_sorted_with, max, max_by_key, max_by_key_with, max_with, min,
-    min_by_key, min_by_key_with, min_with, partition_point, position, position_with,
-};
-pub use sort::{
-    merge, merge_with, sort_unstable, sort_unstable_by, sort_unstable_by_key, sort_unstable_by_key_with,
-    sort_unstable_by_with, sort_unstable_in, sort_unstable_with,
-};
-pub use source::{enumerate, Enumerate, Source, Target};
+pub use reduce::{map_reduce, reduce, Count, Histogram, LeafItems, Max, Min, MinMax, Monoid, Op, Reducer, Sum};
+pub use scan::{exclusive_scan, inclusive_scan};
+pub use search::{equal, find, is_sorted, max, max_by_key, min, min_by_key, partition_point, position};
+pub use sort::{merge, sort_unstable, sort_unstable_by, sort_unstable_by_key};
+pub use source::{enumerate, Enumerate, Indices, IntoSource, Source, Target};

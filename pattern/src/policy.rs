@@ -41,6 +41,11 @@ pub const DEFAULT_CHECKOUT: usize = 64 << 10;
 /// How a pattern splits its work: the grain (elements per leaf task), the
 /// checkout bound (bytes per checkout) and whether it runs serially.
 ///
+/// Every pattern is also a method of `Policy`, with the free function's
+/// name and arguments, run under this policy (the free function is the
+/// method of `Policy::new()`): `p.reduce(a, Sum::new())`,
+/// `p.for_each(0..n, f)`, `p.sort_unstable(a)`.
+///
 /// ```
 /// use uat_pattern::Policy;
 /// let p = Policy::default().with_grain(4096).with_checkout(1 << 20);

@@ -28,7 +28,7 @@ use std::ops::Add;
 
 use crate::bytes::{self, Carrier};
 use crate::policy::{chunks, fork, mid, Policy};
-use crate::source::Source;
+use crate::source::{IntoSource, Source};
 use crate::{GlobalSlice, Zeroable};
 
 /// An associative operation with a neutral element on accumulators of type
@@ -181,48 +181,51 @@ where
 /// (items must then be bucket indices; see [`map_reduce`]).
 pub fn reduce<S, R>(src: S, reducer: R) -> R::Acc
 where
-    S: Source,
+    S: IntoSource,
     R: Reducer<S::Item>,
 {
-    reduce_with(Policy::default(), src, reducer)
-}
-
-/// [`reduce`] under `policy`.
-pub fn reduce_with<S, R>(policy: Policy, src: S, reducer: R) -> R::Acc
-where
-    S: Source,
-    R: Reducer<S::Item>,
-{
-    reduce_named("reduce", policy, src, reducer)
+    Policy::new().reduce(src, reducer)
 }
 
 /// Maps every item of `src` with `map` and reduces the results with
 /// `reducer`: `map_reduce((a, b), |(x, y)| x * y, Sum::new())`.
 pub fn map_reduce<S, U, M, R>(src: S, map: M, reducer: R) -> R::Acc
 where
-    S: Source,
+    S: IntoSource,
     M: Fn(S::Item) -> U + Copy + Send + 'static,
     R: Reducer<U>,
 {
-    map_reduce_with(Policy::default(), src, map, reducer)
+    Policy::new().map_reduce(src, map, reducer)
 }
 
-/// [`map_reduce`] under `policy`.
-pub fn map_reduce_with<S, U, M, R>(policy: Policy, src: S, map: M, reducer: R) -> R::Acc
-where
-    S: Source,
-    M: Fn(S::Item) -> U + Copy + Send + 'static,
-    R: Reducer<U>,
-{
-    reduce_named("map_reduce", policy, src, Mapped { map, r: reducer })
+impl Policy {
+    /// [`reduce`] under this policy.
+    pub fn reduce<S, R>(self, src: S, reducer: R) -> R::Acc
+    where
+        S: IntoSource,
+        R: Reducer<S::Item>,
+    {
+        reduce_named("reduce", self, src, reducer)
+    }
+
+    /// [`map_reduce`] under this policy.
+    pub fn map_reduce<S, U, M, R>(self, src: S, map: M, reducer: R) -> R::Acc
+    where
+        S: IntoSource,
+        M: Fn(S::Item) -> U + Copy + Send + 'static,
+        R: Reducer<U>,
+    {
+        reduce_named("map_reduce", self, src, Mapped { map, r: reducer })
+    }
 }
 
 /// The reduction driver (`what` names the pattern in messages).
 pub(crate) fn reduce_named<S, R>(what: &str, p: Policy, src: S, r: R) -> R::Acc
 where
-    S: Source,
+    S: IntoSource,
     R: Reducer<S::Item>,
 {
+    let src = src.into_source();
     let n = src.length(what);
     let blocks = p.blocks(n);
     if blocks == 0 {

@@ -30,33 +30,25 @@ use crate::{GlobalSlice, Pod};
 /// Writes `dst[i] = src[0] ⊕ … ⊕ src[i]` (`⊕`: `monoid.combine`).
 /// `dst` must be as long as `src` and must not overlap it.
 pub fn inclusive_scan<T: Pod, M: Monoid<Acc = T>>(src: GlobalSlice<T>, dst: GlobalSlice<T>, monoid: M) {
-    inclusive_scan_with(Policy::default(), src, dst, monoid)
-}
-
-/// [`inclusive_scan`] under `policy`.
-pub fn inclusive_scan_with<T: Pod, M: Monoid<Acc = T>>(
-    policy: Policy,
-    src: GlobalSlice<T>,
-    dst: GlobalSlice<T>,
-    monoid: M,
-) {
-    scan("inclusive_scan", policy, src, dst, monoid, true);
+    Policy::new().inclusive_scan(src, dst, monoid)
 }
 
 /// Writes `dst[i] = identity ⊕ src[0] ⊕ … ⊕ src[i - 1]` and returns the
 /// total of `src`. `dst` must be as long as `src` and must not overlap it.
 pub fn exclusive_scan<T: Pod, M: Monoid<Acc = T>>(src: GlobalSlice<T>, dst: GlobalSlice<T>, monoid: M) -> T {
-    exclusive_scan_with(Policy::default(), src, dst, monoid)
+    Policy::new().exclusive_scan(src, dst, monoid)
 }
 
-/// [`exclusive_scan`] under `policy`.
-pub fn exclusive_scan_with<T: Pod, M: Monoid<Acc = T>>(
-    policy: Policy,
-    src: GlobalSlice<T>,
-    dst: GlobalSlice<T>,
-    monoid: M,
-) -> T {
-    scan("exclusive_scan", policy, src, dst, monoid, false)
+impl Policy {
+    /// [`inclusive_scan`] under this policy.
+    pub fn inclusive_scan<T: Pod, M: Monoid<Acc = T>>(self, src: GlobalSlice<T>, dst: GlobalSlice<T>, monoid: M) {
+        scan("inclusive_scan", self, src, dst, monoid, true);
+    }
+
+    /// [`exclusive_scan`] under this policy.
+    pub fn exclusive_scan<T: Pod, M: Monoid<Acc = T>>(self, src: GlobalSlice<T>, dst: GlobalSlice<T>, monoid: M) -> T {
+        scan("exclusive_scan", self, src, dst, monoid, false)
+    }
 }
 
 fn scan<T: Pod, M: Monoid<Acc = T>>(

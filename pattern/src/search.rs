@@ -2,7 +2,7 @@
 //! [`position`], [`find`], [`min`], [`max`], [`min_by_key`],
 //! [`max_by_key`], [`equal`].
 //!
-//! All but [`partition_point`] are reductions ([`crate::reduce`]) over the
+//! All but [`partition_point`] are reductions ([`crate::reduce()`]) over the
 //! whole range: `O(n)` work, `O(log n)` depth, no early exit (a match in
 //! the first leaf does not stop the others). Ties follow std:
 //! [`min`]/[`min_by_key`] return the first least element,
@@ -10,18 +10,13 @@
 //! [`Iterator::max`]); [`position`]/[`find`] the first match.
 
 use crate::policy::Policy;
-use crate::reduce::{map_reduce_with, reduce_named, Count, Monoid, Reducer};
-use crate::source::{enumerate, Source};
+use crate::reduce::{reduce_named, Count, Monoid, Reducer};
+use crate::source::{enumerate, IntoSource};
 use crate::{GlobalSlice, Pod};
 
 /// Whether `s` is sorted (non-decreasing by `<=`).
 pub fn is_sorted<T: Pod + PartialOrd + Send>(s: GlobalSlice<T>) -> bool {
-    is_sorted_with(Policy::default(), s)
-}
-
-/// [`is_sorted`] under `policy`.
-pub fn is_sorted_with<T: Pod + PartialOrd + Send>(policy: Policy, s: GlobalSlice<T>) -> bool {
-    reduce_named("is_sorted", policy, s, Sortedness::<T>(std::marker::PhantomData)).is_none_or(|(_, _, sorted)| sorted)
+    Policy::new().is_sorted(s)
 }
 
 /// (first, last, sorted) of a range.
@@ -93,49 +88,20 @@ impl<U: Copy + Send + 'static> Reducer<Option<U>> for First<U> {
 /// `pred` is true.
 pub fn position<S, P>(src: S, pred: P) -> Option<usize>
 where
-    S: Source,
+    S: IntoSource,
     P: Fn(S::Item) -> bool + Copy + Send + 'static,
 {
-    position_with(Policy::default(), src, pred)
-}
-
-/// [`position`] under `policy`.
-pub fn position_with<S, P>(policy: Policy, src: S, pred: P) -> Option<usize>
-where
-    S: Source,
-    P: Fn(S::Item) -> bool + Copy + Send + 'static,
-{
-    map_reduce_with(
-        policy,
-        enumerate(src),
-        move |(i, x)| pred(x).then_some(i),
-        First(std::marker::PhantomData),
-    )
+    Policy::new().position(src, pred)
 }
 
 /// The first item of `src` for which `pred` is true, with its index.
 pub fn find<S, P>(src: S, pred: P) -> Option<(usize, S::Item)>
 where
-    S: Source,
+    S: IntoSource,
     S::Item: Send + 'static,
     P: Fn(S::Item) -> bool + Copy + Send + 'static,
 {
-    find_with(Policy::default(), src, pred)
-}
-
-/// [`find`] under `policy`.
-pub fn find_with<S, P>(policy: Policy, src: S, pred: P) -> Option<(usize, S::Item)>
-where
-    S: Source,
-    S::Item: Send + 'static,
-    P: Fn(S::Item) -> bool + Copy + Send + 'static,
-{
-    map_reduce_with(
-        policy,
-        enumerate(src),
-        move |(i, x)| pred(x).then_some((i, x)),
-        First(std::marker::PhantomData),
-    )
+    Policy::new().find(src, pred)
 }
 
 /// The extreme `(index, value)` by `less`: the first least (`MAX ==
@@ -208,23 +174,13 @@ fn extreme<T: Pod + Send, L: Fn(&T, &T) -> bool + Copy + Send + 'static, const M
 /// The least element and its index (the first of equal ones, like
 /// [`Iterator::min`]); `None` when `s` is empty.
 pub fn min<T: Pod + PartialOrd + Send>(s: GlobalSlice<T>) -> Option<(usize, T)> {
-    min_with(Policy::default(), s)
-}
-
-/// [`min`] under `policy`.
-pub fn min_with<T: Pod + PartialOrd + Send>(policy: Policy, s: GlobalSlice<T>) -> Option<(usize, T)> {
-    extreme::<T, _, false>("min", policy, s, |a: &T, b: &T| a < b)
+    Policy::new().min(s)
 }
 
 /// The greatest element and its index (the last of equal ones, like
 /// [`Iterator::max`]); `None` when `s` is empty.
 pub fn max<T: Pod + PartialOrd + Send>(s: GlobalSlice<T>) -> Option<(usize, T)> {
-    max_with(Policy::default(), s)
-}
-
-/// [`max`] under `policy`.
-pub fn max_with<T: Pod + PartialOrd + Send>(policy: Policy, s: GlobalSlice<T>) -> Option<(usize, T)> {
-    extreme::<T, _, true>("max", policy, s, |a: &T, b: &T| a < b)
+    Policy::new().max(s)
 }
 
 /// The element with the least `key` and its index (the first of equal
@@ -235,17 +191,7 @@ where
     U: Ord,
     K: Fn(&T) -> U + Copy + Send + 'static,
 {
-    min_by_key_with(Policy::default(), s, key)
-}
-
-/// [`min_by_key`] under `policy`.
-pub fn min_by_key_with<T, U, K>(policy: Policy, s: GlobalSlice<T>, key: K) -> Option<(usize, T)>
-where
-    T: Pod + Send,
-    U: Ord,
-    K: Fn(&T) -> U + Copy + Send + 'static,
-{
-    extreme::<T, _, false>("min_by_key", policy, s, move |a: &T, b: &T| key(a) < key(b))
+    Policy::new().min_by_key(s, key)
 }
 
 /// The element with the greatest `key` and its index (the last of equal
@@ -256,25 +202,80 @@ where
     U: Ord,
     K: Fn(&T) -> U + Copy + Send + 'static,
 {
-    max_by_key_with(Policy::default(), s, key)
-}
-
-/// [`max_by_key`] under `policy`.
-pub fn max_by_key_with<T, U, K>(policy: Policy, s: GlobalSlice<T>, key: K) -> Option<(usize, T)>
-where
-    T: Pod + Send,
-    U: Ord,
-    K: Fn(&T) -> U + Copy + Send + 'static,
-{
-    extreme::<T, _, true>("max_by_key", policy, s, move |a: &T, b: &T| key(a) < key(b))
+    Policy::new().max_by_key(s, key)
 }
 
 /// Whether `a` and `b` have the same length and equal elements.
 pub fn equal<T: Pod + PartialEq>(a: GlobalSlice<T>, b: GlobalSlice<T>) -> bool {
-    equal_with(Policy::default(), a, b)
+    Policy::new().equal(a, b)
 }
 
-/// [`equal`] under `policy`.
-pub fn equal_with<T: Pod + PartialEq>(policy: Policy, a: GlobalSlice<T>, b: GlobalSlice<T>) -> bool {
-    a.len() == b.len() && map_reduce_with(policy, (a, b), |(x, y)| x != y, Count::of_true()) == 0
+impl Policy {
+    /// [`is_sorted`] under this policy.
+    pub fn is_sorted<T: Pod + PartialOrd + Send>(self, s: GlobalSlice<T>) -> bool {
+        reduce_named("is_sorted", self, s, Sortedness::<T>(std::marker::PhantomData))
+            .is_none_or(|(_, _, sorted)| sorted)
+    }
+
+    /// [`position`] under this policy.
+    pub fn position<S, P>(self, src: S, pred: P) -> Option<usize>
+    where
+        S: IntoSource,
+        P: Fn(S::Item) -> bool + Copy + Send + 'static,
+    {
+        self.map_reduce(
+            enumerate(src),
+            move |(i, x)| pred(x).then_some(i),
+            First(std::marker::PhantomData),
+        )
+    }
+
+    /// [`find`] under this policy.
+    pub fn find<S, P>(self, src: S, pred: P) -> Option<(usize, S::Item)>
+    where
+        S: IntoSource,
+        S::Item: Send + 'static,
+        P: Fn(S::Item) -> bool + Copy + Send + 'static,
+    {
+        self.map_reduce(
+            enumerate(src),
+            move |(i, x)| pred(x).then_some((i, x)),
+            First(std::marker::PhantomData),
+        )
+    }
+
+    /// [`min`] under this policy.
+    pub fn min<T: Pod + PartialOrd + Send>(self, s: GlobalSlice<T>) -> Option<(usize, T)> {
+        extreme::<T, _, false>("min", self, s, |a: &T, b: &T| a < b)
+    }
+
+    /// [`max`] under this policy.
+    pub fn max<T: Pod + PartialOrd + Send>(self, s: GlobalSlice<T>) -> Option<(usize, T)> {
+        extreme::<T, _, true>("max", self, s, |a: &T, b: &T| a < b)
+    }
+
+    /// [`min_by_key`] under this policy.
+    pub fn min_by_key<T, U, K>(self, s: GlobalSlice<T>, key: K) -> Option<(usize, T)>
+    where
+        T: Pod + Send,
+        U: Ord,
+        K: Fn(&T) -> U + Copy + Send + 'static,
+    {
+        extreme::<T, _, false>("min_by_key", self, s, move |a: &T, b: &T| key(a) < key(b))
+    }
+
+    /// [`max_by_key`] under this policy.
+    pub fn max_by_key<T, U, K>(self, s: GlobalSlice<T>, key: K) -> Option<(usize, T)>
+    where
+        T: Pod + Send,
+        U: Ord,
+        K: Fn(&T) -> U + Copy + Send + 'static,
+    {
+        extreme::<T, _, true>("max_by_key", self, s, move |a: &T, b: &T| key(a) < key(b))
+    }
+
+    /// [`equal`] under this policy.
+    pub fn equal<T: Pod + PartialEq>(self, a: GlobalSlice<T>, b: GlobalSlice<T>) -> bool {
+        a.len() == b.len() && self.map_reduce((a, b), |(x, y)| x != y, Count::of_true()) == 0
+    }
 }

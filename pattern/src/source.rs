@@ -1,6 +1,10 @@
 //! What a pattern reads ([`Source`]) and what it updates ([`Target`]): one
 //! [`GlobalSlice`], or two or three zipped slices of equal length, given as
-//! a tuple: `for_each((a, b), |(x, y)| ..)`.
+//! a tuple: `for_each((a, b), |(x, y)| ..)`. A pattern that reads takes
+//! anything that is [`IntoSource`]: a source, or an index range `lo..hi`
+//! whose items are the indices themselves (`map_reduce(0..n, |i| i * i,
+//! Sum::new())`: no memory is read, the range is split into tasks the same
+//! way a slice is).
 //!
 //! A source is checked out for reading (one nested checkout per slice); a
 //! target's first slice is checked out for updating and the others for
@@ -74,6 +78,7 @@ mod sealed {
     impl<A: Pod, B: Pod> Sealed for (GlobalSlice<A>, GlobalSlice<B>) {}
     impl<A: Pod, B: Pod, C: Pod> Sealed for (GlobalSlice<A>, GlobalSlice<B>, GlobalSlice<C>) {}
     impl<S> Sealed for super::Enumerate<S> {}
+    impl Sealed for super::Indices {}
 }
 
 /// Ends the job (a panic) when a pattern's destination overlaps what it
@@ -293,6 +298,80 @@ impl<A: Pod, B: Pod, C: Pod> Target for (GlobalSlice<A>, GlobalSlice<B>, GlobalS
     }
 }
 
+/// What a pattern can read: a [`Source`] (a slice, a zip, an
+/// [`Enumerate`]) or an index range `lo..hi` of `usize` (its items are the
+/// indices). Patterns take `impl IntoSource`, so `for_each(0..n, |i| ..)`
+/// and `for_each(a, |x| ..)` are the same pattern over two sources.
+pub trait IntoSource: Sized {
+    /// The items the pattern's closure gets.
+    type Item: Copy;
+    /// The source it becomes.
+    type Source: Source<Item = Self::Item>;
+    /// This as a source.
+    fn into_source(self) -> Self::Source;
+}
+
+impl<S: Source> IntoSource for S {
+    type Item = S::Item;
+    type Source = S;
+    fn into_source(self) -> S {
+        self
+    }
+}
+
+impl IntoSource for std::ops::Range<usize> {
+    type Item = usize;
+    type Source = Indices;
+    fn into_source(self) -> Indices {
+        Indices {
+            lo: self.start,
+            hi: self.end.max(self.start),
+        }
+    }
+}
+
+/// The source an index range becomes: the indices `lo..hi` themselves
+/// (`Copy`, unlike [`std::ops::Range`]); a chunk is a sub-range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Indices {
+    lo: usize,
+    hi: usize,
+}
+
+impl Source for Indices {
+    type Item = usize;
+    type Chunk<'a> = std::ops::Range<usize>;
+    fn length(&self, _what: &str) -> usize {
+        self.hi - self.lo
+    }
+    fn item_bytes() -> usize {
+        // Nothing is checked out: a leaf is one chunk (at most the
+        // checkout bound's count of items, as for 1-byte elements).
+        1
+    }
+    fn sub(&self, lo: usize, hi: usize) -> Self {
+        Indices {
+            lo: self.lo + lo,
+            hi: self.lo + hi,
+        }
+    }
+    fn part_end(&self, _lo: usize, hi: usize) -> usize {
+        hi
+    }
+    fn read<R>(&self, f: impl FnOnce(std::ops::Range<usize>) -> R) -> R {
+        f(self.lo..self.hi)
+    }
+    #[inline]
+    fn items(c: std::ops::Range<usize>, mut f: impl FnMut(usize)) {
+        for i in c {
+            f(i)
+        }
+    }
+    fn overlaps<X: Pod>(&self, _s: &GlobalSlice<X>) -> bool {
+        false
+    }
+}
+
 /// A source whose items carry their index: `(i, item)`. Made by
 /// [`enumerate`].
 #[derive(Clone, Copy, Debug)]
@@ -302,8 +381,11 @@ pub struct Enumerate<S> {
 }
 
 /// `src`'s items with their indices: `for_each(enumerate(a), |(i, x)| ..)`.
-pub fn enumerate<S: Source>(src: S) -> Enumerate<S> {
-    Enumerate { src, offset: 0 }
+pub fn enumerate<S: IntoSource>(src: S) -> Enumerate<S::Source> {
+    Enumerate {
+        src: src.into_source(),
+        offset: 0,
+    }
 }
 
 impl<S: Source> Source for Enumerate<S> {

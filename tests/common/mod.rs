@@ -82,9 +82,9 @@ pub(crate) fn run_job_with_env(launcher_args: &[&str], exe: &Path, args: &[&str]
         .args([
             "--no-build",
             "--conduit",
-            uat::CONDUIT.name(),
+            uat::runtime::CONDUIT.name(),
             "--fad",
-            uat::MODE.name(),
+            uat::runtime::MODE.name(),
             "--timeout",
             &timeout,
         ])
@@ -124,7 +124,7 @@ pub(crate) fn run_direct(exe: &Path, args: &[&str]) -> JobOutput {
 /// Rank counts the CI runs for this conduit: smp at 1, 2 and 4 (forking is
 /// cheap), the exec-launched conduits at 2.
 pub(crate) fn rank_counts() -> &'static [u32] {
-    match uat::CONDUIT.name() {
+    match uat::runtime::CONDUIT.name() {
         "smp" => &[1, 2, 4],
         _ => &[2],
     }
@@ -135,7 +135,7 @@ pub(crate) fn rank_counts() -> &'static [u32] {
 /// smp shared (the same answers hold trivially). Launcher arguments and
 /// environment.
 pub(crate) fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
-    match uat::CONDUIT.name() {
+    match uat::runtime::CONDUIT.name() {
         "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
         "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
         _ => (vec!["-n", "2"], vec![]),
@@ -244,7 +244,7 @@ pub(crate) fn assert_idle_ranks_quiet(launcher: &[&str], env: &[(&str, &str)], r
         on.0,
         off.0
     );
-    if uat::MODE != uat::Mode::RdmaEmulated {
+    if uat::runtime::MODE != uat::runtime::Mode::RdmaEmulated {
         assert!(
             quiet(on.1, off.1),
             "{launcher:?}: idle processes used {} CPU s per wall s with lifelines on, {} off",

@@ -95,7 +95,7 @@ mod workspan;
 
 pub use arena::ARENA_BASE;
 pub use config::{Config, ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
-pub use par::{for_each, join, reduce};
+pub use par::join;
 pub use runtime::{Runtime, StartError};
 pub use settings::Setting;
 pub use spawn::{spawn, JoinHandle};
@@ -110,7 +110,7 @@ pub use worker::is_running;
 /// between runs).
 #[inline]
 pub fn poll_point() {
-    worker::worker_for_thread("uat::poll_point").check_attention(false)
+    worker::worker_for_thread("uat::runtime::poll_point").check_attention(false)
 }
 
 /// The number of ranks of the job (0 before the runtime starts).

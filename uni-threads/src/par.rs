@@ -1,4 +1,6 @@
-//! rayon-style conveniences over spawn/join.
+//! rayon-style conveniences over spawn: [`join`] and [`join!`](crate::join!)
+//! (data-parallel loops over ranges and global memory are the `pattern`
+//! layer's, above the scheduler).
 
 use crate::spawn::spawn;
 
@@ -32,16 +34,6 @@ where
     let ha = spawn(a);
     let rb = b();
     (ha.join(), rb)
-}
-
-/// Runs `f(i)` for every `i` in `lo..hi`, potentially in parallel, splitting
-/// the range in halves down to `grain` indices per task.
-#[inline]
-pub fn for_each<F>(lo: u64, hi: u64, grain: u64, f: F)
-where
-    F: Fn(u64) + Send + Copy + 'static,
-{
-    reduce(lo, hi, grain, (), f, |(), ()| ());
 }
 
 /// Runs 2 to 6 closures, potentially in parallel, and returns their results
@@ -78,26 +70,4 @@ macro_rules! join {
         let (b, c, d, e, f) = $crate::join!($b, $c, $d, $e, $f);
         (a.join(), b, c, d, e, f)
     }};
-}
-
-/// Maps every `i` in `lo..hi` with `map` and combines the results with
-/// `combine` (associative, with `identity`), splitting the range in halves
-/// down to `grain` indices per task: every task spawns zero or two subtasks.
-#[inline]
-pub fn reduce<T, M, C>(lo: u64, hi: u64, grain: u64, identity: T, map: M, combine: C) -> T
-where
-    T: Send + Copy + 'static,
-    M: Fn(u64) -> T + Send + Copy + 'static,
-    C: Fn(T, T) -> T + Send + Copy + 'static,
-{
-    let grain = grain.max(1);
-    if hi.saturating_sub(lo) <= grain {
-        return (lo..hi).fold(identity, |acc, i| combine(acc, map(i)));
-    }
-    let mid = lo + (hi - lo) / 2;
-    let (left, right) = join(
-        move || reduce(lo, mid, grain, identity, map, combine),
-        move || reduce(mid, hi, grain, identity, map, combine),
-    );
-    combine(left, right)
 }

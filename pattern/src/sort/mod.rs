@@ -1,5 +1,5 @@
 //! Sorting and merging: [`sort_unstable`], [`sort_unstable_by_key`],
-//! [`sort_unstable_by`], [`sort_unstable_in`] and [`merge`] — cilksort
+//! [`sort_unstable_by`], [`Policy::sort_unstable_in`] and [`merge`] — cilksort
 //! (Cilk's example, after Akl & Santoro) over global memory.
 //!
 //! # Structure
@@ -36,7 +36,7 @@
 //! `tmp` is as long as the input: [`sort_unstable`] allocates it
 //! (distributed when the job has several ranks, zeroed — `O(n)` writes
 //! and, on first use of the pages, their faults) and frees it after;
-//! [`sort_unstable_in`] takes the caller's, for repeated or timed sorts.
+//! [`Policy::sort_unstable_in`] takes the caller's, for repeated or timed sorts.
 
 mod leaf;
 mod merge;
@@ -171,28 +171,7 @@ pub(crate) fn cut(p: &Policy, size: usize) -> usize {
 /// AVX-512 kernels where the CPU has them. Allocates a scratch slice as
 /// long as `a` (see the module's docs).
 pub fn sort_unstable<T: Pod + Ord>(a: GlobalSlice<T>) {
-    sort_unstable_with(Policy::default(), a)
-}
-
-/// [`sort_unstable`] under `policy`.
-pub fn sort_unstable_with<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>) {
-    with_scratch(policy, a, Natural)
-}
-
-/// [`sort_unstable`] with the caller's scratch (at least as long as `a`,
-/// its first `a.len()` elements not overlapping `a`; their contents are
-/// lost), allocating nothing.
-pub fn sort_unstable_in<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, scratch: GlobalSlice<T>) {
-    assert!(
-        scratch.len() >= a.len(),
-        "sort_unstable_in: the scratch has {} elements, the slice {}",
-        scratch.len(),
-        a.len()
-    );
-    let scratch = scratch.slice(..a.len());
-    refuse_overlap("sort_unstable_in", a.overlaps(&scratch));
-    let c = cut(&policy, std::mem::size_of::<T>());
-    sort(policy, c, a, scratch, Natural)
+    Policy::new().sort_unstable(a)
 }
 
 /// Sorts `a` (unstable) by `key`, in parallel: `sort_unstable_by_key(a,
@@ -203,17 +182,7 @@ where
     U: Ord,
     K: Fn(&T) -> U + Copy + Send + 'static,
 {
-    sort_unstable_by_key_with(Policy::default(), a, key)
-}
-
-/// [`sort_unstable_by_key`] under `policy`.
-pub fn sort_unstable_by_key_with<T, U, K>(policy: Policy, a: GlobalSlice<T>, key: K)
-where
-    T: Pod,
-    U: Ord,
-    K: Fn(&T) -> U + Copy + Send + 'static,
-{
-    with_scratch(policy, a, ByKey(key))
+    Policy::new().sort_unstable_by_key(a, key)
 }
 
 /// Sorts `a` (unstable) by the comparison `cmp`, in parallel.
@@ -222,37 +191,70 @@ where
     T: Pod,
     C: Fn(&T, &T) -> Ordering + Copy + Send + 'static,
 {
-    sort_unstable_by_with(Policy::default(), a, cmp)
-}
-
-/// [`sort_unstable_by`] under `policy`.
-pub fn sort_unstable_by_with<T, C>(policy: Policy, a: GlobalSlice<T>, cmp: C)
-where
-    T: Pod,
-    C: Fn(&T, &T) -> Ordering + Copy + Send + 'static,
-{
-    with_scratch(policy, a, By(cmp))
+    Policy::new().sort_unstable_by(a, cmp)
 }
 
 /// Merges sorted `a` and `b` into `dst` (`a.len() + b.len()` long, not
 /// overlapping them), in parallel.
 pub fn merge<T: Pod + Ord>(a: GlobalSlice<T>, b: GlobalSlice<T>, dst: GlobalSlice<T>) {
-    merge_with(Policy::default(), a, b, dst)
+    Policy::new().merge(a, b, dst)
 }
 
-/// [`merge`] under `policy`.
-pub fn merge_with<T: Pod + Ord>(policy: Policy, a: GlobalSlice<T>, b: GlobalSlice<T>, dst: GlobalSlice<T>) {
-    assert_eq!(
-        dst.len(),
-        a.len() + b.len(),
-        "merge: the destination has {} elements, the inputs {} + {}",
-        dst.len(),
-        a.len(),
-        b.len()
-    );
-    refuse_overlap("merge", a.overlaps(&dst) || b.overlaps(&dst));
-    let c = cut(&policy, std::mem::size_of::<T>());
-    merge_rec(policy, c, a, b, dst, Natural)
+impl Policy {
+    /// [`sort_unstable`] under this policy.
+    pub fn sort_unstable<T: Pod + Ord>(self, a: GlobalSlice<T>) {
+        with_scratch(self, a, Natural)
+    }
+
+    /// [`sort_unstable`] with the caller's scratch (at least as long as `a`,
+    /// its first `a.len()` elements not overlapping `a`; their contents are
+    /// lost), allocating nothing.
+    pub fn sort_unstable_in<T: Pod + Ord>(self, a: GlobalSlice<T>, scratch: GlobalSlice<T>) {
+        assert!(
+            scratch.len() >= a.len(),
+            "sort_unstable_in: the scratch has {} elements, the slice {}",
+            scratch.len(),
+            a.len()
+        );
+        let scratch = scratch.slice(..a.len());
+        refuse_overlap("sort_unstable_in", a.overlaps(&scratch));
+        let c = cut(&self, std::mem::size_of::<T>());
+        sort(self, c, a, scratch, Natural)
+    }
+
+    /// [`sort_unstable_by_key`] under this policy.
+    pub fn sort_unstable_by_key<T, U, K>(self, a: GlobalSlice<T>, key: K)
+    where
+        T: Pod,
+        U: Ord,
+        K: Fn(&T) -> U + Copy + Send + 'static,
+    {
+        with_scratch(self, a, ByKey(key))
+    }
+
+    /// [`sort_unstable_by`] under this policy.
+    pub fn sort_unstable_by<T, C>(self, a: GlobalSlice<T>, cmp: C)
+    where
+        T: Pod,
+        C: Fn(&T, &T) -> Ordering + Copy + Send + 'static,
+    {
+        with_scratch(self, a, By(cmp))
+    }
+
+    /// [`merge`] under this policy.
+    pub fn merge<T: Pod + Ord>(self, a: GlobalSlice<T>, b: GlobalSlice<T>, dst: GlobalSlice<T>) {
+        assert_eq!(
+            dst.len(),
+            a.len() + b.len(),
+            "merge: the destination has {} elements, the inputs {} + {}",
+            dst.len(),
+            a.len(),
+            b.len()
+        );
+        refuse_overlap("merge", a.overlaps(&dst) || b.overlaps(&dst));
+        let c = cut(&self, std::mem::size_of::<T>());
+        merge_rec(self, c, a, b, dst, Natural)
+    }
 }
 
 fn with_scratch<T: Pod, O: Order<T>>(p: Policy, a: GlobalSlice<T>, o: O) {
