@@ -118,36 +118,8 @@ fn block_after<'a>(text: &'a str, marker: &str, file: &str) -> Vec<&'a str> {
         .collect()
 }
 
-#[test]
-fn the_readme_lists_the_packages_cargo_uat_setup_installs() {
-    let setup = read("cargo-uat/src/setup.rs");
-    let list = setup
-        .split_once("pub const PACKAGES")
-        .and_then(|(_, rest)| rest.split_once("= ["))
-        .and_then(|(_, rest)| rest.split_once("];"))
-        .expect("setup.rs declares PACKAGES")
-        .0;
-    let packages: Vec<&str> = list
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with('"'))
-        .map(|l| l.trim_end_matches(',').trim_matches('"'))
-        .collect();
-    assert!(packages.len() >= 10 && packages.contains(&"autoconf"), "{packages:?}");
-    let readme = read("README.md");
-    // The code span that starts with the first package.
-    let span = readme
-        .split('`')
-        .find(|s| s.starts_with(packages[0]) && s.contains(' '))
-        .expect("the README has the package list in one code span");
-    let listed: Vec<&str> = span.split_whitespace().collect();
-    assert_eq!(
-        listed,
-        packages,
-        "README.md's package list differs from cargo-uat/src/setup.rs's PACKAGES; write:\n`{}`",
-        packages.join(" ")
-    );
-}
+// The README's package list is checked against setup.rs's PACKAGES by
+// cargo-uat's own unit test (the_readme_and_docs_list_the_packages_setup_installs).
 
 #[test]
 fn the_readme_layout_names_every_crate_of_the_workspace_and_report() {

@@ -329,7 +329,7 @@ impl Run {
         if rec.get("line").is_none() {
             run.output = fs::read_to_string(dir.join(&run.output_path))
                 .ok()
-                .and_then(|t| crate::record::json_line(&t));
+                .and_then(|t| json_line(&t));
         }
         run.output = run.output.filter(Value::is_object);
         if run.output.is_none() && !matches!(run.status, Status::Failed | Status::Timeout) {
@@ -337,7 +337,7 @@ impl Run {
         }
         if rec.get("stderr_tail").is_none() {
             run.stderr_tail = fs::read_to_string(dir.join(&run.stderr_path))
-                .map(|t| crate::record::stderr_tail(&t))
+                .map(|t| stderr_tail(&t))
                 .unwrap_or_default();
         }
         let runtime_oversubscribed = run
@@ -361,6 +361,19 @@ pub fn median_run<'a>(runs: &[&'a Run]) -> Option<&'a Run> {
         .collect();
     ok.sort_by(|a, b| a.time_s().partial_cmp(&b.time_s()).unwrap());
     ok.get((ok.len().max(1) - 1) / 2).copied()
+}
+
+/// The benchmark's JSON line in a run's stdout: its last non-empty line,
+/// when that is a JSON object.
+pub fn json_line(stdout: &str) -> Option<Value> {
+    let last = stdout.lines().rev().find(|l| !l.trim().is_empty())?;
+    serde_json::from_str::<Value>(last).ok().filter(Value::is_object)
+}
+
+/// The last three non-empty lines of a run's stderr, joined with ` | `.
+pub fn stderr_tail(stderr: &str) -> String {
+    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(3)..].join(" | ")
 }
 
 #[cfg(test)]

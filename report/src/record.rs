@@ -21,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
-use crate::data::{Run, Status};
+use crate::data::{json_line, stderr_tail, Run, Status};
 
 /// The launcher's exit code for a job it killed at `--timeout` (`cargo uat
 /// run`'s contract, as GNU timeout's).
@@ -47,19 +47,6 @@ pub fn classify(experiment: &str, exit: i64, line: Option<&Value>) -> Status {
         (0, Some(_), _) => Status::Unverified,
         _ => Status::Failed,
     }
-}
-
-/// The benchmark's JSON line in a run's stdout: its last non-empty line,
-/// when that is a JSON object.
-pub fn json_line(stdout: &str) -> Option<Value> {
-    let last = stdout.lines().rev().find(|l| !l.trim().is_empty())?;
-    serde_json::from_str::<Value>(last).ok().filter(Value::is_object)
-}
-
-/// The last three non-empty lines of a run's stderr, joined with ` | `.
-pub fn stderr_tail(stderr: &str) -> String {
-    let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(3)..].join(" | ")
 }
 
 /// Seconds since the Unix epoch, now.
