@@ -60,7 +60,7 @@ pub struct VsSeq {
     pub vs_seq: Option<u32>,
 }
 
-/// `--rayon THREADS` (btc, uts, nqueens, cilksort; issue 35).
+/// `--rayon THREADS` (btc, uts, nqueens, cilksort).
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct RayonArg {
     /// Run the same kernel in a rayon pool of THREADS threads instead of
@@ -72,7 +72,7 @@ pub struct RayonArg {
     pub rayon: Option<u32>,
 }
 
-/// `--model-child call|frame` (btc, uts, nqueens; issue 35).
+/// `--model-child call|frame` (btc, uts, nqueens).
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct ModelArg {
     /// Run the serial elision with each child through a model of a

@@ -1,4 +1,4 @@
-//! Side by side with rayon (issue 35): the benchmarks' `--rayon THREADS`
+//! Side by side with rayon: the benchmarks' `--rayon THREADS`
 //! (the same kernels in a rayon pool), `btc --join` (one child spawned, the
 //! other in the continuation) and `--model-child call|frame` (the serial
 //! elision with a no-runtime model of a child), as real jobs: every answer

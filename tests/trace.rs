@@ -1,4 +1,4 @@
-//! Traces and work/span (issue 34) on real multi-rank jobs of this build's
+//! Traces and work/span on real multi-rank jobs of this build's
 //! conduit: `cargo uat run --trace DIR` leaves one location per rank, each
 //! rank under its host, and a steal flow per stolen continuation in every
 //! output; a failed job leaves

@@ -368,7 +368,7 @@ fn write_trace(dir: &std::path::Path, ok: bool) {
 
 #[cfg(test)]
 mod tests {
-    //! A property test of the command line (issue 32, "fuzz the edges"):
+    //! A property test of the command line:
     //! random argument vectors never panic the parser, and every refusal
     //! names the flag or value involved.
 

@@ -16,9 +16,14 @@
 //! `mod` (a sealed trait, an architecture's kernels) is part of the module
 //! of its file.
 //!
+//! A re-export (`pub use`) is a reference like any import, except where a
+//! module is the facade of what lies below it: the crate root's, and one of
+//! the module's own children (`pub use self::a::B`, `pub use a::B`); those
+//! are followed for resolution only.
+//!
 //! Left out, because they are no dependency of a module's code: test code
 //! (items under `#[cfg(test)]`, files only a test module declares),
-//! re-exports (`pub use`, followed for resolution instead), doc comments,
+//! facade re-exports, doc comments,
 //! `$crate::` paths in macros, and `pub(in path)` visibilities.
 //!
 //! The test fails with every strongly connected set of modules, each edge
@@ -57,7 +62,7 @@ fn the_checker_finds_a_planted_circle() {
         fs::create_dir_all(path.parent().unwrap()).unwrap();
         fs::write(path, text).unwrap();
     };
-    write("Cargo.toml", "[workspace]\nmembers = [\"a\", \"b\"]\n");
+    write("Cargo.toml", "[workspace]\nmembers = [\"a\", \"b\", \"c\"]\n");
     write("a/Cargo.toml", "[package]\nname = \"a\"\n");
     write(
         "a/src/lib.rs",
@@ -84,9 +89,18 @@ fn the_checker_finds_a_planted_circle() {
         "pub struct Q([u8; super::MAX as usize]);\nmod sealed {\n    pub trait S {}\n    impl S for super::Q {}\n}\nfn f(_: &dyn sealed::S) {}\n",
     );
     write("b/src/p/tests.rs", "use super::*;\nuse crate::Q;\n");
+    // A circle made by a sibling's re-export: form re-exports table's
+    // error type while table calls into form.
+    write("c/Cargo.toml", "[package]\nname = \"c\"\n");
+    write("c/src/lib.rs", "mod form;\nmod table;\npub use form::g;\n");
+    write("c/src/form.rs", "pub use crate::table::Error;\npub fn g() {}\n");
+    write(
+        "c/src/table.rs",
+        "pub struct Error;\nfn f() {\n    crate::form::g();\n}\n",
+    );
 
     let crates = crates(&dir);
-    assert_eq!(crates.len(), 2, "{crates:?}");
+    assert_eq!(crates.len(), 3, "{crates:?}");
     let report = circles(&dir, &crates);
     let _ = fs::remove_dir_all(&dir);
     assert!(
@@ -99,7 +113,15 @@ fn the_checker_finds_a_planted_circle() {
         report.contains("z -> x at a/src/z/inner.rs:2 `super::super::x::X`"),
         "{report}"
     );
-    assert_eq!(report.matches("circle").count(), 1, "{report}");
+    assert!(
+        report.contains("circle in the crate root of c/src/lib.rs: form, table"),
+        "{report}"
+    );
+    assert!(
+        report.contains("form -> table at c/src/form.rs:1 `crate::table::Error`"),
+        "{report}"
+    );
+    assert_eq!(report.matches("circle").count(), 2, "{report}");
 }
 
 // ---------------------------------------------------------------- crates
@@ -570,11 +592,19 @@ impl Tree {
             self.modules[me].refs.push(Ref { segs, line: t[i].line });
             i = k;
         }
-        // Non-public imports are references too.
+        // Imports are references too, re-exports included, except where a
+        // module is the facade of what lies below it: a crate root's `pub
+        // use`, and a `pub use` of the module's own children (`self::a`,
+        // `a::B`). `pub use crate::x::Y` from a sibling of `x` is a
+        // dependency on `x` like any other import.
+        let root = self.modules[me].parent.is_none();
+        let children = &self.modules[me].children;
         let private: Vec<Ref> = self.modules[me]
             .imports
             .iter()
-            .filter(|u| !u.public)
+            .filter(|u| {
+                !u.public || (!root && !u.segs.first().is_some_and(|s| s == "self" || children.contains_key(s)))
+            })
             .map(|u| Ref {
                 segs: u.segs.clone(),
                 line: u.line,

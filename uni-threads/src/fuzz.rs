@@ -1,5 +1,5 @@
 //! Test support: random Active Messages at the edges of every handler the
-//! runtime registers (issue 32, "fuzz the edges"). See
+//! runtime registers. See
 //! `testing::fuzz_handlers`.
 //!
 //! The trust boundary: every rank of the job is the same program and is

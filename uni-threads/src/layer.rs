@@ -1,7 +1,7 @@
 //! The scheduler's interface to the layer above it.
 //!
 //! The scheduler knows nothing of what a layer keeps (global memory, in the
-//! `uat-memory` crate, is the one layer today). It offers three things:
+//! `uat-memory` crate, is the one layer there is). It offers three things:
 //!
 //! - **its ordering points**, as calls into the [`Layer`] given to
 //!   `Runtime::start_with_layer`: *release* points ([`Release`]), after

@@ -41,7 +41,7 @@ pub fn send_malformed_messages(rank: u32) -> u32 {
     sent
 }
 
-/// Test support: the fuzzer of issue 32. Sends `count` requests with random
+/// Test support: the fuzzer. Sends `count` requests with random
 /// payloads (from `seed` and the two ranks) to each Active Message handler
 /// the runtime registers on `target` (another rank), and returns how many
 /// it sent: CELL_FREE, LIFELINE_REGISTER, LIFELINE_WAKE, GLOBAL_FREE and,

@@ -9,13 +9,10 @@
 
 mod values;
 
-pub use values::{at_least, fmt_size, SettingValue, BOOL_SYNTAX};
-pub use values::{ConfigError, PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
+pub use crate::settings::ConfigError;
+use crate::settings::{at_least, BOOL_SYNTAX, COUNT_SYNTAX, SIZE_SYNTAX};
+pub use values::{PollerCores, PollerWait, StealProtocol, TraceMode, VictimPolicy};
 
-/// The syntax of a size.
-pub const SIZE_SYNTAX: &str = "a size: 65536, 512K, 64M, 1G";
-/// The syntax of a count.
-pub const COUNT_SYNTAX: &str = "a whole number";
 const SIZE: &str = SIZE_SYNTAX;
 const COUNT: &str = COUNT_SYNTAX;
 
@@ -31,14 +28,14 @@ crate::settings! {
     stack_size: usize = 64 << 20; set usize;
     get get_stack_size; env "UAT_STACK_SIZE", e.g. "128M";
     what "uni-address stack region"; values SIZE; default "64M";
-    agree true; check |v| values::at_least(v, 256 << 10);
+    agree true; check |v| at_least(v, 256 << 10);
 
     /// Deque entries (continuations waiting at once on a rank).
     deque_capacity: usize = 1 << 17; set usize;
     get get_deque_capacity; env "UAT_DEQUE_CAPACITY", e.g. "4096";
     what "deque capacity (entries)"; values "a count: 4096, 64K"; default "128K";
     agree true; check |v| {
-        values::at_least(v, 16)?;
+        at_least(v, 16)?;
         if *v > crate::deque::MAX_CAPACITY {
             return Err(format!("at most {} entries (the split protocol's packed word indexes them)",
                 crate::deque::MAX_CAPACITY));
@@ -50,13 +47,13 @@ crate::settings! {
     future_cells: usize = 1 << 17; set usize;
     get get_future_cells; env "UAT_FUTURE_CELLS", e.g. "4096";
     what "future cells (tasks spawned, not yet joined)"; values "a count: 4096, 64K"; default "128K";
-    agree true; check |v| values::at_least(v, 16);
+    agree true; check |v| at_least(v, 16);
 
     /// Bytes of the RDMA region, where suspended threads' frames wait.
     rdma_region: usize = 64 << 20; set usize;
     get get_rdma_region; env "UAT_RDMA_REGION", e.g. "16M";
     what "RDMA region (suspended threads' frames)"; values SIZE; default "64M";
-    agree true; check |v| values::at_least(v, 64 << 10);
+    agree true; check |v| at_least(v, 64 << 10);
 
     /// Poll for Active Messages every this many spawns even when the
     /// attention word is not raised (0: only when it is). None: the job's
@@ -91,7 +88,7 @@ crate::settings! {
     lifeline_attempts: u32 = 8; set u32;
     get get_lifeline_attempts; env "UAT_LIFELINE_W", e.g. "3";
     what "lifelines: failed steal attempts before sleeping (`w`)"; values "1 or more"; default "8";
-    agree false; check |v| values::at_least(v, 1);
+    agree false; check |v| at_least(v, 1);
 
     /// Dimensions of the lifeline graph (`z`; None: ⌈log2 ranks⌉, a binary
     /// hypercube).
@@ -207,7 +204,7 @@ crate::settings! {
     trace_events: usize = 1 << 20; set usize;
     get get_trace_events; env "UAT_TRACE_EVENTS", e.g. "64K";
     what "trace: records kept per rank (32 bytes each)"; values "a count: 64K, 4M"; default "1M";
-    agree false; check |v| values::at_least(v, 16);
+    agree false; check |v| at_least(v, 16);
 
 }
 

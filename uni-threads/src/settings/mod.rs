@@ -12,7 +12,9 @@
 //! start-up agreement check (`Runtime::start`: a mismatch ends the job
 //! naming the variable and both values).
 
-pub use crate::config::{at_least, fmt_size, ConfigError, SettingValue, BOOL_SYNTAX, COUNT_SYNTAX, SIZE_SYNTAX};
+mod value;
+
+pub use value::{at_least, fmt_size, ConfigError, SettingValue, BOOL_SYNTAX, COUNT_SYNTAX, SIZE_SYNTAX};
 
 /// One row of a settings table.
 #[derive(Clone, Copy, Debug)]
