@@ -58,14 +58,17 @@ refused() {
     tail -n 5 "$work/err" >&2
   fi
 }
+# The report tool reads gasnet-check's JSON line (uat-report get).
+cargo build --quiet --release --manifest-path "$root/report/Cargo.toml" --target-dir "$root/target/report"
+report_tool=$root/target/report/release/uat-report
 # Runs gasnet-check at 2 ranks through the launcher and checks its JSON.
 check_run() {
-  local out
-  out=$("$uat" uat run -n 2 --conduit smp --timeout 120 "$target/debug/gasnet-check" 2>"$work/run-err") || true
-  if grep -q '"ok":true' <<<"$out" && grep -q '"ranks":2' <<<"$out"; then
-    ok "$1: gasnet-check at 2 ranks: $(cut -c1-80 <<<"$out")..."
+  "$uat" uat run -n 2 --conduit smp --timeout 120 "$target/debug/gasnet-check" >"$work/run-out" 2>"$work/run-err" || true
+  if [ "$("$report_tool" get "$work/run-out" ok 2>&1)" = true ] \
+     && [ "$("$report_tool" get "$work/run-out" ranks 2>&1)" = 2 ]; then
+    ok "$1: gasnet-check at 2 ranks: $(tail -n 1 "$work/run-out" | cut -c1-80)..."
   else
-    bad "$1: gasnet-check at 2 ranks printed '$out'"
+    bad "$1: gasnet-check at 2 ranks printed '$(tail -n 3 "$work/run-out")'"
     tail -n 5 "$work/run-err" >&2
   fi
 }

@@ -101,6 +101,15 @@ for c in "${conduits[@]}"; do
 done
 "$uat" uat build --release --conduit ibv --fad native >/dev/null \
   && ibv_link=ok || ibv_link=FAILED
+# The report tool reads the benchmarks' JSON lines (uat-report get).
+cargo build --quiet --release --manifest-path report/Cargo.toml --target-dir target/report || exit 1
+report_tool=$root/target/report/release/uat-report
+stdout=$(mktemp)
+# verdict FILE: true when FILE's JSON line says "verified": true or, for a
+# program without an answer to check, "ok": true.
+verdict() {
+  "$report_tool" get "$1" verified 2>/dev/null || "$report_tool" get "$1" ok 2>/dev/null || echo none
+}
 
 # run_config NAME TIMES EXPECTED_EXIT[:STDERR-TEXT] [ENV=VALUE...] -- RUN.SH-ARGS -- PROGRAM ARGS
 # (EXPECTED_EXIT nz: any non-zero code; udp reports a dead rank as 255)
@@ -113,9 +122,8 @@ run_config() {
   shift
   local pass=0 fail=0 hang=0 wrong=0
   for ((i = 0; i < times; i++)); do
-    out=$(env "${envs[@]}" UAT_SEED=$((RANDOM * 32768 + RANDOM)) scripts/run.sh --no-build --timeout 60 "$@" 2>"$err")
+    env "${envs[@]}" UAT_SEED=$((RANDOM * 32768 + RANDOM)) scripts/run.sh --no-build --timeout 60 "$@" >"$stdout" 2>"$err"
     rc=$?
-    last=$(tail -n 1 <<<"$out")
     if [ "$rc" = 124 ]; then
       hang=$((hang + 1)); fail=$((fail + 1))
     elif [ "$want" != 0 ]; then
@@ -125,11 +133,11 @@ run_config() {
         fail=$((fail + 1))
         echo "FAILED: $name (exit $rc, wanted $want${says:+ saying \"$says\"}): $(tail -n 3 "$err" | tr '\n' ' ')" >&2
       fi
-    elif [ "$rc" = 0 ] && { grep -q '"verified":true' <<<"$last" || grep -q '"ok":true' <<<"$last"; }; then
+    elif [ "$rc" = 0 ] && [ "$(verdict "$stdout")" = true ]; then
       pass=$((pass + 1))
     else
       fail=$((fail + 1))
-      grep -q '"verified":false' <<<"$last" && wrong=$((wrong + 1))
+      [ "$(verdict "$stdout")" = false ] && wrong=$((wrong + 1))
       echo "FAILED: $name (exit $rc): $(tail -n 3 "$err" | tr '\n' ' ')" >&2
     fi
   done
@@ -268,5 +276,5 @@ echo "== test matrix ($(date -u +%Y-%m-%dT%H:%MZ); 60 s cap per launch)"
 printf '%s\n' "${results[@]}"
 echo "ibv variant build and link: $ibv_link"
 echo "matrix: $((total - failed)) passed, $failed failed"
-rm -f "$err"
+rm -f "$err" "$stdout"
 [ "$failed" = 0 ] && [ "$ibv_link" = ok ]
