@@ -47,7 +47,8 @@ pub struct Common {
     pub force_steal: bool,
 }
 
-/// `--vs-seq ROUNDS` (the benchmarks of Fig. 12: btc, uts, nqueens).
+/// `--vs-seq ROUNDS` (btc, uts, nqueens: the benchmarks of Fig. 12; heat,
+/// uts-mem).
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct VsSeq {
     /// Measure the one-rank overhead over the serial elision in this one
@@ -60,7 +61,7 @@ pub struct VsSeq {
     pub vs_seq: Option<u32>,
 }
 
-/// `--rayon THREADS` (btc, uts, nqueens, cilksort).
+/// `--rayon THREADS` (btc, uts, nqueens, cilksort, patterns).
 #[derive(clap::Args, Debug, Clone, Copy)]
 pub struct RayonArg {
     /// Run the same kernel in a rayon pool of THREADS threads instead of

@@ -2,7 +2,7 @@
 //! directly"). Every rank adds its rank to a counter on rank 0 with a
 //! remote atomic; rank 0 checks the total.
 //!
-//!     scripts/run.sh -n 4 -- target/smp-native/release/examples/hello-gasnet
+//!     cargo uat run --release -n 4 --example hello-gasnet
 
 use clap::Parser;
 use uat::gasnet::atomic::{Ops, Order};

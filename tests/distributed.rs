@@ -202,7 +202,7 @@ fn idle_ranks_sleep_across_the_network_while_the_root_computes_alone() {
     // a CPU-bound process it moves with the OS's sharing of the cores):
     // docs/results/2026-11-26-network-lifelines/.
     // rdma-emulated's poller spins by design: its processes are not
-    // measured. Under a CPU-bound process: 20/20 on udp and mpi (issue 36).
+    // measured. Under a CPU-bound process: 20/20 on udp and mpi.
     let Some((launcher, env)) = across_the_network() else {
         eprintln!("skipped: smp ranks always share memory (idle_ranks_quiesce... covers it)");
         return;

@@ -4,12 +4,12 @@
 //! |---|---|
 //! | smp | `GASNET_PSHM_NODES=N prog`: GASNet forks the ranks |
 //! | udp | `GASNET_SPAWNFN=L prog N`: local spawn (`--real-udp`: no shared memory, `GASNET_SUPERNODE_MAXSIZE=1`) |
+//! | mpi | `mpirun -np N --oversubscribe [-x VAR]... prog` |
+//! | ibv | `gasnetrun_ibv -n N -E VAR,... prog` (clusters) |
 //!
 //! `--hosts H` (udp, mpi) runs the ranks as H emulated hosts: GASNet's
 //! supernodes of ⌈N/H⌉ consecutive ranks (`GASNET_SUPERNODE_MAXSIZE`), and
 //! `UAT_LAUNCHED_HOSTS=H`, which the runtime checks (`uat_rules::hosts`).
-//! | mpi | `mpirun -np N --oversubscribe [-x VAR]... prog` |
-//! | ibv | `gasnetrun_ibv -n N -E VAR,... prog` (clusters) |
 //!
 //! `gasnetrun_ibv` is the one installed with the GASNet-EX the build used
 //! (`GASNET_PREFIX`, pkg-config's prefix, or the bundled build's in the

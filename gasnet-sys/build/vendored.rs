@@ -80,8 +80,8 @@ pub(crate) fn ensure_built(conduit: Conduit) -> PathBuf {
     prefix
 }
 
-/// `GASNET_CACHE_DIR`, else `<workspace>/target/gasnet` when this crate is
-/// built inside its workspace, else `<target dir>/gasnet`.
+/// `GASNET_CACHE_DIR`, else `<cargo home>/uat/gasnet` (`$CARGO_HOME`, else
+/// `~/.cargo`): one cache for every crate of the machine.
 fn cache_dir() -> PathBuf {
     if let Some(dir) = env_path("GASNET_CACHE_DIR") {
         return dir;

@@ -93,10 +93,13 @@ fn the_checker_finds_a_planted_circle() {
     // error type while table calls into form.
     write("c/Cargo.toml", "[package]\nname = \"c\"\n");
     write("c/src/lib.rs", "mod form;\nmod table;\npub use form::g;\n");
-    write("c/src/form.rs", "pub use crate::table::Error;\npub fn g() {}\n");
+    write(
+        "c/src/form.rs",
+        "pub use crate::table::Error;\npub(crate) use crate::table::Limit;\npub fn g() {}\n",
+    );
     write(
         "c/src/table.rs",
-        "pub struct Error;\nfn f() {\n    crate::form::g();\n}\n",
+        "pub struct Error;\npub struct Limit;\nfn f() {\n    crate::form::g();\n}\n",
     );
 
     let crates = crates(&dir);
@@ -119,6 +122,10 @@ fn the_checker_finds_a_planted_circle() {
     );
     assert!(
         report.contains("form -> table at c/src/form.rs:1 `crate::table::Error`"),
+        "{report}"
+    );
+    assert!(
+        report.contains("form -> table at c/src/form.rs:2 `crate::table::Limit`"),
         "{report}"
     );
     assert_eq!(report.matches("circle").count(), 2, "{report}");
