@@ -204,7 +204,8 @@ fn top_level_items(root: &Path) -> Vec<String> {
 
 #[test]
 fn the_facade_has_at_most_30_top_level_items() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The repository's root: this test lives in `rules/`.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let items = top_level_items(root);
     // What a program needs is there.
     for name in [

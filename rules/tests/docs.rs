@@ -9,8 +9,13 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// The repository's root (this test lives in `rules/`, the crate without
+/// dependencies, so that it builds in seconds in every variant).
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn read(rel: &str) -> String {
@@ -443,7 +448,7 @@ fn no_issue_numbers_or_diary_words_in_what_users_read() {
     // doc comments of the binaries' argument structs). This file's own
     // examples of offences are the one exception.
     for file in rust_files() {
-        if file == "tests/docs.rs" {
+        if file == "rules/tests/docs.rs" {
             continue;
         }
         let text = read(&file);
