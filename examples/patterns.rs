@@ -16,6 +16,7 @@ use uat::global::{GlobalAtomicU64, GlobalSlice};
 use uat::pattern::{
     self as pattern, enumerate, Collect, Count, GlobalVec, Histogram, Max, Min, MinMax, Op, Policy, Sum,
 };
+use uat::testing::splitmix as mix;
 
 /// The patterns checked, in the JSON line's order.
 const NAMES: [&str; 42] = [
@@ -75,15 +76,6 @@ impl Failed {
             eprintln!("patterns: {name} failed at n={n}, policy {p:?}");
         }
     }
-}
-
-fn mix(seed: u64, i: u64) -> u64 {
-    let mut z = seed
-        .wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        .wrapping_add(i.wrapping_add(1).wrapping_mul(0xbf58_476d_1ce4_e5b9));
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// Element `i` of the u64 input: 40 bits (sums fit), with ties.
