@@ -159,8 +159,17 @@ for variant in "${variants[@]}"; do
   # The tests launch the workspace's executables (benchmarks in uat-bench,
   # examples, the launcher): `cargo test` builds other packages' binaries
   # only as test harnesses, so the variant is built first.
+  # The smp variants of the two AM modes run what the mode changes (the
+  # unit tests, fetch-and-add, the scheduler, global atomics, refusals,
+  # peers); the mode-blind suites (patterns, the memory benchmarks, traces,
+  # scripts) run in smp-native and over udp and mpi.
+  selection=()
+  case "$variant" in
+    smp-am | smp-rdma-emulated)
+      selection=(--lib --bins --test fad --test runtime --test distributed --test global --test misuse --test peers) ;;
+  esac
   if "$uat" uat build --release --conduit "$conduit" --fad "$fad" \
-     && cargo test --release --workspace --features "$features" --target-dir "target/$variant"; then
+     && cargo test --release --workspace --features "$features" --target-dir "target/$variant" "${selection[@]}"; then
     passed=$((passed + 1))
   else
     failed=$((failed + 1))
