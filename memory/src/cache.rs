@@ -28,6 +28,7 @@ use std::collections::HashMap;
 use uni_threads::layer::{fatal, fmt_size, Count, Here};
 
 use crate::net::net;
+use crate::state::Active;
 
 /// One cached block.
 struct Block {
@@ -241,13 +242,13 @@ impl Cache {
         }
     }
 
-    /// Writes back every dirty byte of the blocks no checkout holds (a
-    /// release point). Release points proper (a spawn, a task's end, a
-    /// run's end) are outside checkouts, so this is every dirty byte there;
-    /// a poll inside a checkout skips the pinned blocks, whose bytes a live
-    /// `&mut [T]` may cover — reading them as a put's source would alias
-    /// it — and leaves them dirty (the mark stays up) for the next release.
-    pub(super) fn release(&mut self, w: Here) {
+    /// Writes back every dirty byte (a release point) except those inside
+    /// this thread's active write checkouts (`active`): a live `&mut [T]`
+    /// covers them, so reading them as a put's source would alias it; they
+    /// stay dirty (the mark stays up) for the next release point after the
+    /// checkout ends. Bytes of blocks that other checkouts pin are written
+    /// back too (a read checkout's `&[T]` may be read).
+    pub(super) fn release(&mut self, w: Here, active: &[Active]) {
         if self.dirty == 0 || self.fault == crate::CacheFault::NoWriteBack {
             return;
         }
@@ -256,8 +257,15 @@ impl Cache {
         // The home rank, for the trace (this rank's own when there are
         // several: one record per release point).
         let mut home: Option<u32> = None;
-        for key in self.unpinned() {
-            let n = self.write_back(w, key);
+        let dirty: Vec<(u32, usize)> = self
+            .blocks
+            .iter()
+            .filter(|(_, x)| x.dirty.is_some())
+            .map(|(k, _)| *k)
+            .collect();
+        for key in dirty {
+            let held = self.held_in_block(key, active, true);
+            let n = self.write_back(w, key, &held);
             written += n;
             if n != 0 {
                 home = Some(if home.is_none_or(|h| h == key.0) {
@@ -274,6 +282,24 @@ impl Cache {
         }
     }
 
+    /// The parts `[from, to)` (offsets in the block) of block `key` that
+    /// this thread's active checkouts cover (only the write ones when
+    /// `writes_only`), sorted.
+    fn held_in_block(&self, (rank, b): (u32, usize), active: &[Active], writes_only: bool) -> Vec<(usize, usize)> {
+        if self.blocks.get(&(rank, b)).is_none_or(|x| x.pins == 0) {
+            return Vec::new();
+        }
+        let blo = self.heap_lo + b * self.block;
+        let bhi = blo + self.block;
+        let mut out: Vec<(usize, usize)> = active
+            .iter()
+            .filter(|a| a.rank == rank && a.lo < bhi && blo < a.hi && (a.write || !writes_only))
+            .map(|a| (a.lo.max(blo) - blo, a.hi.min(bhi) - blo))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// The blocks no checkout holds.
     fn unpinned(&self) -> Vec<(u32, usize)> {
         self.blocks
@@ -283,35 +309,92 @@ impl Cache {
             .collect()
     }
 
-    /// Starts writing back `key`'s dirty runs (complete at `wait_nbi`);
-    /// returns the bytes.
-    fn write_back(&mut self, w: Here, (rank, b): (u32, usize)) -> u64 {
-        let Some(bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
+    /// Starts writing back `key`'s dirty runs outside `held` (offsets in
+    /// the block that a live `&mut` covers: they stay dirty); complete at
+    /// `wait_nbi`. Returns the bytes.
+    fn write_back(&mut self, w: Here, (rank, b): (u32, usize), held: &[(usize, usize)]) -> u64 {
+        let Some(mut bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
             return 0;
         };
-        self.dirty -= 1;
+        let mut keep: Option<Box<[u64]>> = None;
+        if !held.is_empty() {
+            let mut send = bits.clone();
+            for &(from, to) in held {
+                clear_bits(&mut send, from, to);
+            }
+            let rest: Box<[u64]> = bits.iter().zip(send.iter()).map(|(a, s)| a & !s).collect();
+            if rest.iter().any(|&x| x != 0) {
+                keep = Some(rest);
+            }
+            bits = send;
+        }
+        if let Some(rest) = keep {
+            self.blocks.get_mut(&(rank, b)).expect("present").dirty = Some(rest);
+        } else {
+            self.dirty -= 1;
+        }
         let blo = self.heap_lo + b * self.block;
         let src = self.mirror_addr(rank, blo);
         let mut n = 0;
         for (from, to) in runs(&bits, self.block) {
-            // SAFETY: bytes of a block held in the mirror and pinned by no
-            // checkout (release skips pinned blocks), so no reference
-            // covers them; unchanged until wait_nbi (nothing runs before).
+            // SAFETY: bytes of a block held in the mirror that no `&mut`
+            // covers (`held` excludes this thread's active write checkouts;
+            // read checkouts' `&[T]` may be read); unchanged until wait_nbi
+            // (nothing runs before).
             unsafe { net(w).put_nbi(rank, w.remote(rank, blo + from), (src + from) as *const u8, to - from) };
             n += (to - from) as u64;
         }
         n
     }
 
-    /// Writes back, then forgets every block not in a checkout (an acquire
-    /// point).
-    pub(super) fn acquire(&mut self, w: Here) {
-        self.release(w);
+    /// An acquire point: writes back (as [`Cache::release`]), then
+    /// forgets every block no checkout holds and refetches the bytes of the
+    /// pinned ones that no active checkout (`active`) covers, so later
+    /// element accesses and checkouts see what was released before, while
+    /// each active checkout's own view stays as it was.
+    pub(super) fn acquire(&mut self, w: Here, active: &[Active]) {
+        self.release(w, active);
         if self.fault == crate::CacheFault::NoInvalidate {
             return;
         }
+        let start = if w.tracing() { w.now() } else { 0 };
+        let mut fetched = 0u64;
+        let pinned: Vec<(u32, usize)> = self
+            .blocks
+            .iter()
+            .filter(|(_, x)| x.pins > 0)
+            .map(|(k, _)| *k)
+            .collect();
         for key in self.unpinned() {
             self.forget(key);
+        }
+        for (rank, b) in pinned {
+            // Bytes under a checkout and bytes still dirty (a write
+            // checkout's, kept by the release) stay as they are.
+            let mut keep = self.held_in_block((rank, b), active, false);
+            if let Some(bits) = self.blocks.get(&(rank, b)).and_then(|x| x.dirty.as_ref()) {
+                keep.extend(runs(bits, self.block));
+                keep.sort_unstable();
+            }
+            let blo = self.heap_lo + b * self.block;
+            let end = self.block.min(self.heap_lo + self.heap_size - blo);
+            let mut at = 0;
+            for (from, to) in keep.into_iter().chain([(end, end)]) {
+                if from > at {
+                    let dst = self.mirror_addr(rank, blo + at);
+                    // SAFETY: mirror bytes of a held block that no active
+                    // checkout covers (so no reference), and not dirty;
+                    // complete at wait_nbi below.
+                    unsafe { net(w).get_nbi(dst as *mut u8, rank, w.remote(rank, blo + at), from - at) };
+                    fetched += (from - at) as u64;
+                }
+                at = at.max(to);
+            }
+        }
+        net(w).wait_nbi();
+        if fetched != 0 {
+            w.count(Count::FetchedBytes, fetched);
+            w.trace_since(uat_trace::Kind::Fetch, w.rank(), start, fetched);
         }
     }
 
@@ -331,7 +414,7 @@ impl Cache {
         let mut written = 0;
         for b in first..=last {
             match self.blocks.get(&(rank, b)).map(|x| x.pins) {
-                Some(0) => written += self.write_back(w, (rank, b)),
+                Some(0) => written += self.write_back(w, (rank, b), &[]),
                 Some(_) => self.scrub_pinned(rank, b, addr, len, zeroed),
                 None => {}
             }
@@ -403,7 +486,7 @@ impl Cache {
                 fmt_size(self.block)
             ))
         };
-        let written = self.write_back(w, key);
+        let written = self.write_back(w, key, &[]);
         net(w).wait_nbi();
         w.count(Count::WrittenBytes, written);
         self.forget(key);
