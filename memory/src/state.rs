@@ -235,7 +235,7 @@ impl Memory {
     /// see `Cache::drop_range`).
     pub(crate) fn forget_range(&self, w: Here, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if Self::mapped(w, rank, addr).is_none() {
-            self.cache.borrow_mut().drop_range(w, rank, addr, len, zeroed);
+            self.cache.borrow_mut().drop_range(rank, addr, len, zeroed);
             self.update_mark(w);
         }
     }
