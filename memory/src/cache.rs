@@ -10,15 +10,26 @@
 //! lives at `mirror + r × heap + x`. A checkout of a range on one rank is
 //! then a contiguous slice of the mirror, whatever blocks it spans.
 //!
-//! - Blocks of `UAT_CACHE_BLOCK` bytes are fetched on a miss (runs of
-//!   missing blocks with one get each) and counted against
-//!   `UAT_CACHE_SIZE`; the least recently used block not in a checkout is
-//!   evicted (written back first if dirty).
+//! - Blocks of `UAT_CACHE_BLOCK` bytes are the table's unit, counted
+//!   against `UAT_CACHE_SIZE`; the least recently used block not in a
+//!   checkout is evicted (written back first if dirty, its mirror pages
+//!   returned). A block holds *granules* of `block / 64` bytes (at least
+//!   [`MIN_GRANULE`]): a miss fetches only the granules a checkout touches
+//!   that are not held, runs of them (across blocks too) with one get
+//!   each, straight into the mirror, around this process's dirty bytes; a
+//!   write checkout fetches nothing (its bytes are marked dirty when it
+//!   starts).
 //! - A write checkout marks its bytes dirty (one bit per byte), and dirty
 //!   bytes — only those, so two ranks writing different parts of one block
 //!   do not overwrite each other — are written back at the next *release*
-//!   point (lazy release: see `crate`).
-//! - An *acquire* point writes back and then forgets every block.
+//!   point (lazy release: see `crate`), of pinned blocks too, except the
+//!   bytes under this thread's active write checkouts (a live `&mut`).
+//! - An *acquire* point writes back, forgets every block no checkout
+//!   holds, and in a pinned block keeps only the granules active
+//!   checkouts or dirty bytes touch, refetching their other bytes at once:
+//!   a checkout's own view never changes.
+//! - Allocation and free drop only their range's granules and dirty bits;
+//!   neighbours stay held.
 //!
 //! With `UAT_CACHE=off` nothing is kept: every checkout gets its range and
 //! every write checkout puts it back when it ends.
@@ -36,8 +47,9 @@ const MIN_GRANULE: usize = 256;
 /// One cached block.
 struct Block {
     /// One bit per granule whose bytes are held (the rest are fetched
-    /// when a checkout needs them). An invalid granule holds no dirty byte
-    /// and no byte of an active checkout.
+    /// when a checkout needs them, around their dirty bytes). In a granule
+    /// not held, every byte of an active checkout is dirty (a write
+    /// checkout's, marked when it starts).
     valid: u64,
     /// One bit per byte written since the last write-back (None: clean).
     dirty: Option<Box<[u64]>>,
@@ -150,10 +162,10 @@ impl Cache {
     /// Makes `[addr, addr + len)` of `rank`'s heap (len > 0) readable and
     /// writable here and returns its address in the mirror. `fetch`: its
     /// current contents are needed (false: the caller overwrites all of
-    /// it, so only the granules it covers in part are fetched). Only the
-    /// granules of the range that are not held are fetched (runs of them
-    /// with one get each), not whole blocks. Blocks stay pinned until
-    /// [`Cache::finish`].
+    /// it: nothing is fetched, and its bytes are marked dirty at once).
+    /// Only the granules of the range that are not held are fetched (runs
+    /// of them with one get each, around dirty bytes), not whole blocks.
+    /// Blocks stay pinned until [`Cache::finish`].
     pub(super) fn view(&mut self, w: Here, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
         let at = self.mirror_addr(rank, addr);
         let start = if w.tracing() { w.now() } else { 0 };
@@ -194,40 +206,63 @@ impl Cache {
                 );
             }
             let touched = self.granules(from, to);
-            let needed = if fetch {
-                touched
-            } else {
-                // Granules the range covers in part keep bytes it does
-                // not overwrite.
-                let whole = mask(from.div_ceil(self.granule), to / self.granule);
-                touched & !whole
-            };
             // Pinned at once: making room for the next block of this
             // checkout must not evict this one.
             let block = self.blocks.get_mut(&(rank, b)).expect("present");
             block.pins += 1;
             block.used = self.clock;
-            let missing = needed & !block.valid;
-            block.valid |= touched;
+            let missing = if fetch {
+                let missing = touched & !block.valid;
+                block.valid |= touched;
+                missing
+            } else {
+                // An overwrite fetches nothing: the granules it covers whole
+                // are held from now on; its bytes in the others are marked
+                // dirty at once, so a fetch of the rest of those granules
+                // (a later checkout of neighbours) goes around them.
+                block.valid |= mask(from.div_ceil(self.granule), to / self.granule);
+                self.mark_dirty((rank, b), from, to);
+                0
+            };
             if missing == 0 {
                 hits += 1;
             } else {
                 misses += 1;
             }
+            let dirty = self.blocks[&(rank, b)]
+                .dirty
+                .as_ref()
+                .map(|bits| runs(bits, self.block));
             let mut m = missing;
             while m != 0 {
                 let g0 = m.trailing_zeros() as usize;
                 let g1 = g0 + (m >> g0).trailing_ones() as usize;
                 m &= !mask(g0, g1);
-                let lo = blo + g0 * self.granule;
-                let hi = (blo + g1 * self.granule).min(heap_hi);
-                match run {
-                    Some((rlo, rhi)) if rhi == lo => run = Some((rlo, hi)),
-                    _ => {
-                        if let Some((rlo, rhi)) = run.take() {
-                            bytes += self.get_run(w, rank, rlo, rhi);
+                let (glo, ghi) = (g0 * self.granule, g1 * self.granule);
+                // The granules' bytes that are not dirty (this process's
+                // writes, never overwritten by a fetch).
+                let mut pieces = Vec::new();
+                let mut at = glo;
+                for &(dlo, dhi) in dirty.iter().flatten().filter(|&&(dlo, dhi)| dlo < ghi && glo < dhi) {
+                    if dlo > at {
+                        pieces.push((at, dlo));
+                    }
+                    at = at.max(dhi);
+                }
+                if at < ghi {
+                    pieces.push((at, ghi));
+                }
+                for (plo, phi) in pieces {
+                    let lo = blo + plo;
+                    let hi = (blo + phi).min(heap_hi);
+                    match run {
+                        Some((rlo, rhi)) if rhi == lo => run = Some((rlo, hi)),
+                        _ => {
+                            if let Some((rlo, rhi)) = run.take() {
+                                bytes += self.get_run(w, rank, rlo, rhi);
+                            }
+                            run = Some((lo, hi));
                         }
-                        run = Some((lo, hi));
                     }
                 }
             }
@@ -249,9 +284,10 @@ impl Cache {
     /// (complete at `wait_nbi`); returns the bytes.
     fn get_run(&mut self, w: Here, rank: u32, lo: usize, hi: usize) -> u64 {
         let dst = self.mirror_addr(rank, lo);
-        // SAFETY: mirror bytes of granules that were not held: no dirty
-        // byte and no active checkout's byte lies there (`Block::valid`),
-        // so no reference covers them; complete at wait_nbi.
+        // SAFETY: mirror bytes of granules that were not held, outside
+        // their dirty bytes: no active checkout's byte lies there
+        // (`Block::valid`), so no reference covers them; complete at
+        // wait_nbi.
         unsafe { net(w).get_nbi(dst as *mut u8, rank, w.remote(rank, lo), hi - lo) };
         (hi - lo) as u64
     }
@@ -273,23 +309,27 @@ impl Cache {
             return;
         }
         let (first, last) = self.block_span(addr, len);
-        let words = self.block / 64;
         for b in first..=last {
             let block = self.blocks.get_mut(&(rank, b)).expect("a checkout pins its blocks");
             block.pins -= 1;
-            if !wrote {
-                continue;
+            if wrote {
+                let blo = self.heap_lo + b * self.block;
+                let from = addr.max(blo) - blo;
+                let to = (addr + len).min(blo + self.block) - blo;
+                self.mark_dirty((rank, b), from, to);
             }
-            let blo = self.heap_lo + b * self.block;
-            let from = addr.max(blo) - blo;
-            let to = (addr + len).min(blo + self.block) - blo;
-            if block.dirty.is_none() {
-                block.dirty = Some(vec![0u64; words].into_boxed_slice());
-                self.dirty += 1;
-            }
-            let bits = block.dirty.as_mut().expect("set above");
-            set_bits(bits, from, to);
         }
+    }
+
+    /// Marks bytes `[from, to)` of held block `key` dirty.
+    fn mark_dirty(&mut self, key: (u32, usize), from: usize, to: usize) {
+        let words = self.block / 64;
+        let block = self.blocks.get_mut(&key).expect("held");
+        if block.dirty.is_none() {
+            block.dirty = Some(vec![0u64; words].into_boxed_slice());
+            self.dirty += 1;
+        }
+        set_bits(block.dirty.as_mut().expect("set above"), from, to);
     }
 
     /// Writes back every dirty byte (a release point) except those inside
