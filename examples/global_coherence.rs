@@ -9,7 +9,10 @@
 //!   `while flag.load(Acquire) == 0 {}; data.get(0)` on the other (which
 //!   had cached `data`) reads 42; `flag_data_home_reader`: the same with
 //!   `data` homed on the reader, so that the writer's Release must write
-//!   its cached write back;
+//!   its cached write back; `flag_data_checkout_held`: the same (data on
+//!   rank 0, then on the last rank; the writer, the reader, then both
+//!   holding a read checkout of other elements of the data's cache block
+//!   around their part), each reader's value after the flag;
 //! - `between_runs`: a write on the runtime's thread between runs reaches
 //!   its home by the next collective, and a rank that cached the old bytes
 //!   sees the new ones after it.
@@ -55,35 +58,54 @@ fn fresh_zeroed(home: u32) -> u64 {
 /// The flag/data pattern between two tasks on two ranks, `data` homed on
 /// `home`: on the writer's rank (0), the reader holds a cached copy that
 /// its Acquire must forget; on the reader's, the writer's write is cached
-/// dirty and its Release must write it back. Returns what the reader saw
-/// before and after the flag, and the rank it ran on.
-fn flag_data(relaxed: bool, home: u32) -> (u64, u64, u32) {
+/// dirty and its Release must write it back. `hold`: which sides hold a
+/// read checkout of *other* elements of `data` (its cache block pinned)
+/// around their part (bit 0 the writer, bit 1 the reader). Returns what
+/// the reader saw before and after the flag, and the rank it ran on.
+fn flag_data(relaxed: bool, home: u32, hold: u8) -> (u64, u64, u32) {
     let (release, acquire) = if relaxed {
         (Relaxed, Relaxed)
     } else {
         (Release, Acquire)
     };
-    let data = GlobalSlice::<u64>::alloc_on(home, 1);
+    // Element 100 is the data; elements 0..50, in the same cache block,
+    // are what a side holds checked out.
+    let data = GlobalSlice::<u64>::alloc_on(home, 128);
     let flag = GlobalAtomicU64::new(0);
     let ready = GlobalAtomicU64::new(0);
+    let held = data.slice(0..50);
+    let holding = move |side: u8, f: &mut dyn FnMut()| {
+        if hold & side != 0 {
+            held.read(|_| f());
+        } else {
+            f();
+        }
+    };
     let writer = uat::spawn(move || {
         // Runs here while the continuation (the reader) moves to another
         // rank; writes once the reader has cached `data`.
         uat::testing::wait_until_parent_stolen();
-        while ready.load(Acquire) == 0 {
-            uat::runtime::poll_point();
-        }
-        data.set(0, 42);
-        flag.swap(1, release);
+        holding(1, &mut || {
+            // A get first: the block is cached here too.
+            let _ = data.get(100);
+            while ready.load(Acquire) == 0 {
+                uat::runtime::poll_point();
+            }
+            data.set(100, 42);
+            flag.swap(1, release);
+        });
         0u8
     });
     let reader_rank = uat::current_rank();
-    let before = data.get(0);
-    ready.swap(1, Release);
-    while flag.load(acquire) == 0 {
-        uat::runtime::poll_point();
-    }
-    let after = data.get(0);
+    let (mut before, mut after) = (0, 0);
+    holding(2, &mut || {
+        before = data.get(100);
+        ready.swap(1, Release);
+        while flag.load(acquire) == 0 {
+            uat::runtime::poll_point();
+        }
+        after = data.get(100);
+    });
     writer.join();
     flag.free();
     ready.free();
@@ -111,8 +133,19 @@ fn main() {
     }
     let zeroed = rt.run(move || fresh_zeroed(last));
     let relaxed = opt.relaxed;
-    let (before, after, reader_rank) = rt.broadcast_value(rt.run(move || flag_data(relaxed, 0)));
-    let (before_r, after_r, reader_rank_r) = rt.broadcast_value(rt.run(move || flag_data(relaxed, last)));
+    let (before, after, reader_rank) = rt.broadcast_value(rt.run(move || flag_data(relaxed, 0, 0)));
+    let (before_r, after_r, reader_rank_r) = rt.broadcast_value(rt.run(move || flag_data(relaxed, last, 0)));
+    // The same with read checkouts of other elements of the data's cache
+    // block held: by the writer, the reader, both; data on either rank.
+    let mut held = Vec::new();
+    for home in [0, last] {
+        for hold in 1..=3u8 {
+            let (_, after, _) = rt.broadcast_value(rt.run(move || flag_data(relaxed, home, hold)));
+            held.push(after);
+        }
+    }
+    let held_ok = held.iter().all(|&v| v == 42);
+    let held: Vec<String> = held.iter().map(u64::to_string).collect();
     // Between runs, on the runtime's thread: rank 0 writes the last rank's
     // memory (cached across the network); the home then reads it after a
     // collective, writes it again, and rank 0 must see that after another.
@@ -137,10 +170,11 @@ fn main() {
         let zeroed = zeroed.unwrap_or(u64::MAX);
         println!(
             "{{\"ranks\":{},\"fresh_zeroed\":{zeroed},\"flag_data\":{{\"before\":{before},\"after\":{after},\
-             \"reader_rank\":{reader_rank},\"relaxed\":{relaxed}}},\"flag_data_home_reader\":{{\"before\":{before_r},\"after\":{after_r},\"reader_rank\":{reader_rank_r}}},\"between_runs_looks\":{between}}}",
-            gasnet.size()
+             \"reader_rank\":{reader_rank},\"relaxed\":{relaxed}}},\"flag_data_home_reader\":{{\"before\":{before_r},\"after\":{after_r},\"reader_rank\":{reader_rank_r}}},\"flag_data_checkout_held\":[{}],\"between_runs_looks\":{between}}}",
+            gasnet.size(),
+            held.join(",")
         );
-        ok = zeroed == 0 && (relaxed || (after == 42 && after_r == 42)) && between == 2;
+        ok = zeroed == 0 && (relaxed || (after == 42 && after_r == 42 && held_ok)) && between == 2;
     }
     let ok = rt.broadcast(u64::from(ok)) == 1;
     rt.exit(i32::from(!ok))

@@ -47,6 +47,29 @@ fn coherence_holds_at_the_edges_fresh_memory_atomics_and_collectives() {
             out.describe()
         );
         assert_eq!(json["between_runs_looks"], 2, "cache {cache}: {}", out.describe());
+        // Either side (or both) holding a read checkout of other elements
+        // of the data's cache block: the Release still writes the data
+        // back, the Acquire still refreshes it.
+        assert_eq!(
+            json["flag_data_checkout_held"],
+            serde_json::json!([42, 42, 42, 42, 42, 42]),
+            "cache {cache}: {}",
+            out.describe()
+        );
+    }
+    if uat::runtime::CONDUIT.name() != "smp" {
+        // The same cells catch a cache broken on purpose.
+        for fault in ["no-write-back", "no-invalidate"] {
+            let mut env = env.clone();
+            env.push(("UAT_CACHE_FAULT", fault));
+            let out = run_job_with_env(&launcher, &example("global_coherence"), &[], &env);
+            let held = out.json()["flag_data_checkout_held"].clone();
+            assert!(
+                out.code == Some(1) && held.as_array().is_some_and(|a| a.iter().any(|v| v != 42)),
+                "{fault}: {}",
+                out.describe()
+            );
+        }
     }
 }
 

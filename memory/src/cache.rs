@@ -10,15 +10,26 @@
 //! lives at `mirror + r × heap + x`. A checkout of a range on one rank is
 //! then a contiguous slice of the mirror, whatever blocks it spans.
 //!
-//! - Blocks of `UAT_CACHE_BLOCK` bytes are fetched on a miss (runs of
-//!   missing blocks with one get each) and counted against
-//!   `UAT_CACHE_SIZE`; the least recently used block not in a checkout is
-//!   evicted (written back first if dirty).
+//! - Blocks of `UAT_CACHE_BLOCK` bytes are the table's unit, counted
+//!   against `UAT_CACHE_SIZE`; the least recently used block not in a
+//!   checkout is evicted (written back first if dirty, its mirror pages
+//!   returned). A block holds *granules* of `block / 64` bytes (at least
+//!   [`MIN_GRANULE`]): a miss fetches only the granules a checkout touches
+//!   that are not held, runs of them (across blocks too) with one get
+//!   each, straight into the mirror, around this process's dirty bytes; a
+//!   write checkout fetches nothing (its bytes are marked dirty when it
+//!   starts).
 //! - A write checkout marks its bytes dirty (one bit per byte), and dirty
 //!   bytes — only those, so two ranks writing different parts of one block
 //!   do not overwrite each other — are written back at the next *release*
-//!   point (lazy release: see `crate`).
-//! - An *acquire* point writes back and then forgets every block.
+//!   point (lazy release: see `crate`), of pinned blocks too, except the
+//!   bytes under this thread's active write checkouts (a live `&mut`).
+//! - An *acquire* point writes back, forgets every block no checkout
+//!   holds, and in a pinned block keeps only the granules active
+//!   checkouts or dirty bytes touch, refetching their other bytes at once:
+//!   a checkout's own view never changes.
+//! - Allocation and free drop only their range's granules and dirty bits;
+//!   neighbours stay held.
 //!
 //! With `UAT_CACHE=off` nothing is kept: every checkout gets its range and
 //! every write checkout puts it back when it ends.
@@ -28,9 +39,18 @@ use std::collections::HashMap;
 use uni_threads::layer::{fatal, fmt_size, Count, Here};
 
 use crate::net::net;
+use crate::state::Active;
+
+/// The smallest granule (bytes): a miss fetches at least this much.
+const MIN_GRANULE: usize = 256;
 
 /// One cached block.
 struct Block {
+    /// One bit per granule whose bytes are held (the rest are fetched
+    /// when a checkout needs them, around their dirty bytes). In a granule
+    /// not held, every byte of an active checkout is dirty (a write
+    /// checkout's, marked when it starts).
+    valid: u64,
     /// One bit per byte written since the last write-back (None: clean).
     dirty: Option<Box<[u64]>>,
     /// When a checkout last used it (the cache's clock).
@@ -44,6 +64,9 @@ pub(super) struct Cache {
     on: bool,
     fault: crate::CacheFault,
     block: usize,
+    /// Bytes of a granule: the unit of validity (`block / 64`, at least
+    /// [`MIN_GRANULE`]).
+    granule: usize,
     capacity: usize,
     heap_lo: usize,
     heap_size: usize,
@@ -69,6 +92,7 @@ impl Cache {
             on,
             fault,
             block,
+            granule: (block / 64).max(MIN_GRANULE),
             capacity: (size / block).max(1),
             heap_lo,
             heap_size,
@@ -129,10 +153,19 @@ impl Cache {
         (lo / self.block, (lo + len - 1) / self.block)
     }
 
+    /// The granules `[from, to)` (offsets in block `b`) touch, as a mask.
+    fn granules(&self, from: usize, to: usize) -> u64 {
+        let (g0, g1) = (from / self.granule, to.div_ceil(self.granule));
+        mask(g0, g1)
+    }
+
     /// Makes `[addr, addr + len)` of `rank`'s heap (len > 0) readable and
     /// writable here and returns its address in the mirror. `fetch`: its
     /// current contents are needed (false: the caller overwrites all of
-    /// it). Blocks stay pinned until [`Cache::finish`].
+    /// it: nothing is fetched, and its bytes are marked dirty at once).
+    /// Only the granules of the range that are not held are fetched (runs
+    /// of them with one get each, around dirty bytes), not whole blocks.
+    /// Blocks stay pinned until [`Cache::finish`].
     pub(super) fn view(&mut self, w: Here, rank: u32, addr: usize, len: usize, fetch: bool) -> *mut u8 {
         let at = self.mirror_addr(rank, addr);
         let start = if w.tracing() { w.now() } else { 0 };
@@ -153,47 +186,89 @@ impl Cache {
         let (first, last) = self.block_span(addr, len);
         self.clock += 1;
         let (mut hits, mut misses, mut bytes) = (0u64, 0u64, 0u64);
-        // A run of missing blocks [start, b) is fetched with one get.
-        let mut run: Option<usize> = None;
-        for b in first..=last + 1 {
-            let mut fetch_this = false;
-            if b <= last {
-                if self.blocks.contains_key(&(rank, b)) {
-                    hits += 1;
-                } else {
-                    // A block wholly overwritten needs no fetch.
-                    let (blo, bhi) = (self.heap_lo + b * self.block, self.heap_lo + (b + 1) * self.block);
-                    fetch_this = fetch || blo < addr || bhi > addr + len;
-                    self.make_room(w);
-                    self.blocks.insert(
-                        (rank, b),
-                        Block {
-                            dirty: None,
-                            used: self.clock,
-                            pins: 0,
-                        },
-                    );
-                    misses += 1;
+        // A run of granules to fetch, [lo, hi) as heap addresses: one get.
+        let mut run: Option<(usize, usize)> = None;
+        let heap_hi = self.heap_lo + self.heap_size;
+        for b in first..=last {
+            let blo = self.heap_lo + b * self.block;
+            let from = addr.max(blo) - blo;
+            let to = (addr + len).min(blo + self.block) - blo;
+            if !self.blocks.contains_key(&(rank, b)) {
+                self.make_room(w);
+                self.blocks.insert(
+                    (rank, b),
+                    Block {
+                        valid: 0,
+                        dirty: None,
+                        used: self.clock,
+                        pins: 0,
+                    },
+                );
+            }
+            let touched = self.granules(from, to);
+            // Pinned at once: making room for the next block of this
+            // checkout must not evict this one.
+            let block = self.blocks.get_mut(&(rank, b)).expect("present");
+            block.pins += 1;
+            block.used = self.clock;
+            let missing = if fetch {
+                let missing = touched & !block.valid;
+                block.valid |= touched;
+                missing
+            } else {
+                // An overwrite fetches nothing: the granules it covers whole
+                // are held from now on; its bytes in the others are marked
+                // dirty at once, so a fetch of the rest of those granules
+                // (a later checkout of neighbours) goes around them.
+                block.valid |= mask(from.div_ceil(self.granule), to / self.granule);
+                self.mark_dirty((rank, b), from, to);
+                0
+            };
+            if missing == 0 {
+                hits += 1;
+            } else {
+                misses += 1;
+            }
+            let dirty = self.blocks[&(rank, b)]
+                .dirty
+                .as_ref()
+                .map(|bits| runs(bits, self.block));
+            let mut m = missing;
+            while m != 0 {
+                let g0 = m.trailing_zeros() as usize;
+                let g1 = g0 + (m >> g0).trailing_ones() as usize;
+                m &= !mask(g0, g1);
+                let (glo, ghi) = (g0 * self.granule, g1 * self.granule);
+                // The granules' bytes that are not dirty (this process's
+                // writes, never overwritten by a fetch).
+                let mut pieces = Vec::new();
+                let mut at = glo;
+                for &(dlo, dhi) in dirty.iter().flatten().filter(|&&(dlo, dhi)| dlo < ghi && glo < dhi) {
+                    if dlo > at {
+                        pieces.push((at, dlo));
+                    }
+                    at = at.max(dhi);
                 }
-                // Pinned at once: making room for the next block of this
-                // checkout must not evict this one.
-                let block = self.blocks.get_mut(&(rank, b)).expect("present");
-                block.pins += 1;
-                block.used = self.clock;
+                if at < ghi {
+                    pieces.push((at, ghi));
+                }
+                for (plo, phi) in pieces {
+                    let lo = blo + plo;
+                    let hi = (blo + phi).min(heap_hi);
+                    match run {
+                        Some((rlo, rhi)) if rhi == lo => run = Some((rlo, hi)),
+                        _ => {
+                            if let Some((rlo, rhi)) = run.take() {
+                                bytes += self.get_run(w, rank, rlo, rhi);
+                            }
+                            run = Some((lo, hi));
+                        }
+                    }
+                }
             }
-            if fetch_this {
-                run.get_or_insert(b);
-                continue;
-            }
-            if let Some(start) = run.take() {
-                let lo = self.heap_lo + start * self.block;
-                let n = ((b - start) * self.block).min(self.heap_lo + self.heap_size - lo);
-                let dst = self.mirror_addr(rank, lo);
-                // SAFETY: mirror bytes of blocks just inserted, not yet
-                // handed out; complete at wait_nbi below.
-                unsafe { net(w).get_nbi(dst as *mut u8, rank, w.remote(rank, lo), n) };
-                bytes += n as u64;
-            }
+        }
+        if let Some((rlo, rhi)) = run {
+            bytes += self.get_run(w, rank, rlo, rhi);
         }
         net(w).wait_nbi();
         w.count(Count::CacheHits, hits);
@@ -203,6 +278,18 @@ impl Cache {
             w.trace_since(uat_trace::Kind::Fetch, rank, start, bytes);
         }
         at as *mut u8
+    }
+
+    /// Starts fetching `[lo, hi)` of `rank`'s heap into the mirror
+    /// (complete at `wait_nbi`); returns the bytes.
+    fn get_run(&mut self, w: Here, rank: u32, lo: usize, hi: usize) -> u64 {
+        let dst = self.mirror_addr(rank, lo);
+        // SAFETY: mirror bytes of granules that were not held, outside
+        // their dirty bytes: no active checkout's byte lies there
+        // (`Block::valid`), so no reference covers them; complete at
+        // wait_nbi.
+        unsafe { net(w).get_nbi(dst as *mut u8, rank, w.remote(rank, lo), hi - lo) };
+        (hi - lo) as u64
     }
 
     /// Ends a checkout of `[addr, addr + len)` on `rank` made with
@@ -222,32 +309,36 @@ impl Cache {
             return;
         }
         let (first, last) = self.block_span(addr, len);
-        let words = self.block / 64;
         for b in first..=last {
             let block = self.blocks.get_mut(&(rank, b)).expect("a checkout pins its blocks");
             block.pins -= 1;
-            if !wrote {
-                continue;
+            if wrote {
+                let blo = self.heap_lo + b * self.block;
+                let from = addr.max(blo) - blo;
+                let to = (addr + len).min(blo + self.block) - blo;
+                self.mark_dirty((rank, b), from, to);
             }
-            let blo = self.heap_lo + b * self.block;
-            let from = addr.max(blo) - blo;
-            let to = (addr + len).min(blo + self.block) - blo;
-            if block.dirty.is_none() {
-                block.dirty = Some(vec![0u64; words].into_boxed_slice());
-                self.dirty += 1;
-            }
-            let bits = block.dirty.as_mut().expect("set above");
-            set_bits(bits, from, to);
         }
     }
 
-    /// Writes back every dirty byte of the blocks no checkout holds (a
-    /// release point). Release points proper (a spawn, a task's end, a
-    /// run's end) are outside checkouts, so this is every dirty byte there;
-    /// a poll inside a checkout skips the pinned blocks, whose bytes a live
-    /// `&mut [T]` may cover — reading them as a put's source would alias
-    /// it — and leaves them dirty (the mark stays up) for the next release.
-    pub(super) fn release(&mut self, w: Here) {
+    /// Marks bytes `[from, to)` of held block `key` dirty.
+    fn mark_dirty(&mut self, key: (u32, usize), from: usize, to: usize) {
+        let words = self.block / 64;
+        let block = self.blocks.get_mut(&key).expect("held");
+        if block.dirty.is_none() {
+            block.dirty = Some(vec![0u64; words].into_boxed_slice());
+            self.dirty += 1;
+        }
+        set_bits(block.dirty.as_mut().expect("set above"), from, to);
+    }
+
+    /// Writes back every dirty byte (a release point) except those inside
+    /// this thread's active write checkouts (`active`): a live `&mut [T]`
+    /// covers them, so reading them as a put's source would alias it; they
+    /// stay dirty (the mark stays up) for the next release point after the
+    /// checkout ends. Bytes of blocks that other checkouts pin are written
+    /// back too (a read checkout's `&[T]` may be read).
+    pub(super) fn release(&mut self, w: Here, active: &[Active]) {
         if self.dirty == 0 || self.fault == crate::CacheFault::NoWriteBack {
             return;
         }
@@ -256,8 +347,15 @@ impl Cache {
         // The home rank, for the trace (this rank's own when there are
         // several: one record per release point).
         let mut home: Option<u32> = None;
-        for key in self.unpinned() {
-            let n = self.write_back(w, key);
+        let dirty: Vec<(u32, usize)> = self
+            .blocks
+            .iter()
+            .filter(|(_, x)| x.dirty.is_some())
+            .map(|(k, _)| *k)
+            .collect();
+        for key in dirty {
+            let held = self.held_in_block(key, active, true);
+            let n = self.write_back(w, key, &held);
             written += n;
             if n != 0 {
                 home = Some(if home.is_none_or(|h| h == key.0) {
@@ -274,6 +372,24 @@ impl Cache {
         }
     }
 
+    /// The parts `[from, to)` (offsets in the block) of block `key` that
+    /// this thread's active checkouts cover (only the write ones when
+    /// `writes_only`), sorted.
+    fn held_in_block(&self, (rank, b): (u32, usize), active: &[Active], writes_only: bool) -> Vec<(usize, usize)> {
+        if self.blocks.get(&(rank, b)).is_none_or(|x| x.pins == 0) {
+            return Vec::new();
+        }
+        let blo = self.heap_lo + b * self.block;
+        let bhi = blo + self.block;
+        let mut out: Vec<(usize, usize)> = active
+            .iter()
+            .filter(|a| a.rank == rank && a.lo < bhi && blo < a.hi && (a.write || !writes_only))
+            .map(|a| (a.lo.max(blo) - blo, a.hi.min(bhi) - blo))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+
     /// The blocks no checkout holds.
     fn unpinned(&self) -> Vec<(u32, usize)> {
         self.blocks
@@ -283,104 +399,182 @@ impl Cache {
             .collect()
     }
 
-    /// Starts writing back `key`'s dirty runs (complete at `wait_nbi`);
-    /// returns the bytes.
-    fn write_back(&mut self, w: Here, (rank, b): (u32, usize)) -> u64 {
-        let Some(bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
+    /// Starts writing back `key`'s dirty runs outside `held` (offsets in
+    /// the block that a live `&mut` covers: they stay dirty); complete at
+    /// `wait_nbi`. Returns the bytes.
+    fn write_back(&mut self, w: Here, (rank, b): (u32, usize), held: &[(usize, usize)]) -> u64 {
+        let Some(mut bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
             return 0;
         };
-        self.dirty -= 1;
+        let mut keep: Option<Box<[u64]>> = None;
+        if !held.is_empty() {
+            let mut send = bits.clone();
+            for &(from, to) in held {
+                clear_bits(&mut send, from, to);
+            }
+            let rest: Box<[u64]> = bits.iter().zip(send.iter()).map(|(a, s)| a & !s).collect();
+            if rest.iter().any(|&x| x != 0) {
+                keep = Some(rest);
+            }
+            bits = send;
+        }
+        if let Some(rest) = keep {
+            self.blocks.get_mut(&(rank, b)).expect("present").dirty = Some(rest);
+        } else {
+            self.dirty -= 1;
+        }
         let blo = self.heap_lo + b * self.block;
         let src = self.mirror_addr(rank, blo);
         let mut n = 0;
         for (from, to) in runs(&bits, self.block) {
-            // SAFETY: bytes of a block held in the mirror and pinned by no
-            // checkout (release skips pinned blocks), so no reference
-            // covers them; unchanged until wait_nbi (nothing runs before).
+            // SAFETY: bytes of a block held in the mirror that no `&mut`
+            // covers (`held` excludes this thread's active write checkouts;
+            // read checkouts' `&[T]` may be read); unchanged until wait_nbi
+            // (nothing runs before).
             unsafe { net(w).put_nbi(rank, w.remote(rank, blo + from), (src + from) as *const u8, to - from) };
             n += (to - from) as u64;
         }
         n
     }
 
-    /// Writes back, then forgets every block not in a checkout (an acquire
-    /// point).
-    pub(super) fn acquire(&mut self, w: Here) {
-        self.release(w);
+    /// An acquire point: writes back (as [`Cache::release`]), then
+    /// forgets every block no checkout holds and refetches the bytes of the
+    /// pinned ones that no active checkout (`active`) covers, so later
+    /// element accesses and checkouts see what was released before, while
+    /// each active checkout's own view stays as it was.
+    pub(super) fn acquire(&mut self, w: Here, active: &[Active]) {
+        self.release(w, active);
         if self.fault == crate::CacheFault::NoInvalidate {
             return;
         }
+        let start = if w.tracing() { w.now() } else { 0 };
+        let mut fetched = 0u64;
+        let pinned: Vec<(u32, usize)> = self
+            .blocks
+            .iter()
+            .filter(|(_, x)| x.pins > 0)
+            .map(|(k, _)| *k)
+            .collect();
         for key in self.unpinned() {
-            self.forget(key);
+            self.forget(key, false);
+        }
+        for (rank, b) in pinned {
+            // Bytes under a checkout and bytes still dirty (a write
+            // checkout's, kept by the release) stay as they are; held
+            // granules they do not touch are dropped (fetched when next
+            // needed), the rest of the granules they touch refetched now.
+            let mut keep = self.held_in_block((rank, b), active, false);
+            let block = self.blocks.get_mut(&(rank, b)).expect("present");
+            if let Some(bits) = block.dirty.as_ref() {
+                keep.extend(runs(bits, self.block));
+                keep.sort_unstable();
+            }
+            let mut touched = 0;
+            for &(from, to) in &keep {
+                touched |= mask(from / self.granule, to.div_ceil(self.granule));
+            }
+            block.valid &= touched;
+            let valid = block.valid;
+            let blo = self.heap_lo + b * self.block;
+            let end = self.block.min(self.heap_lo + self.heap_size - blo);
+            let mut at = 0;
+            for (from, to) in keep.into_iter().chain([(end, end)]) {
+                // The gap [at, from), within held granules only.
+                let mut x = at;
+                while x < from {
+                    let g = x / self.granule;
+                    let ghi = ((g + 1) * self.granule).min(from);
+                    if valid & (1 << g) != 0 {
+                        let dst = self.mirror_addr(rank, blo + x);
+                        // SAFETY: mirror bytes of a held block that no
+                        // active checkout covers (so no reference), and not
+                        // dirty; complete at wait_nbi below.
+                        unsafe { net(w).get_nbi(dst as *mut u8, rank, w.remote(rank, blo + x), ghi - x) };
+                        fetched += (ghi - x) as u64;
+                    }
+                    x = ghi;
+                }
+                at = at.max(to);
+            }
+        }
+        net(w).wait_nbi();
+        if fetched != 0 {
+            w.count(Count::FetchedBytes, fetched);
+            w.trace_since(uat_trace::Kind::Fetch, w.rank(), start, fetched);
         }
     }
 
     /// Drops this process's copies of `[addr, addr + len)` of `rank`
-    /// (memory being allocated or freed): a block no checkout holds is
-    /// written back and forgotten; in a block a checkout still pins (it
-    /// covers other bytes of the block) the range's dirty bits are cleared,
-    /// so freed bytes are never written back over a later allocation, and
-    /// for a new allocation (`zeroed`: its home was just zeroed) its cached
-    /// bytes are zeroed too, so the checkout's neighbour reads 0, not the
-    /// previous owner's bytes.
-    pub(super) fn drop_range(&mut self, w: Here, rank: u32, addr: usize, len: usize, zeroed: bool) {
+    /// (memory being allocated or freed), leaving the rest of its blocks
+    /// held: the range's dirty bits are cleared, so freed bytes are never
+    /// written back over a later allocation; granules it covers whole are
+    /// no longer held; and for a new allocation (`zeroed`: its home was
+    /// just zeroed) its bytes in held granules are zeroed, so a neighbour's
+    /// checkout of the same granule reads 0, not the previous owner's
+    /// bytes. No reference covers those bytes: this thread's overlapping
+    /// checkouts are refused, and so is freeing memory inside this
+    /// thread's checkout of it; another task's checkout of memory being
+    /// freed or reallocated is a race `Runtime::start`'s contract excludes.
+    pub(super) fn drop_range(&mut self, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if len == 0 || self.blocks.is_empty() {
             return;
         }
         let (first, last) = self.block_span(addr, len);
-        let mut written = 0;
         for b in first..=last {
-            match self.blocks.get(&(rank, b)).map(|x| x.pins) {
-                Some(0) => written += self.write_back(w, (rank, b)),
-                Some(_) => self.scrub_pinned(rank, b, addr, len, zeroed),
-                None => {}
+            let Some(block) = self.blocks.get(&(rank, b)) else {
+                continue;
+            };
+            let blo = self.heap_lo + b * self.block;
+            let from = addr.max(blo) - blo;
+            let to = (addr + len).min(blo + self.block) - blo;
+            let whole = mask(from.div_ceil(self.granule), to / self.granule);
+            let partial = self.granules(from, to) & !whole & block.valid;
+            if zeroed && partial != 0 {
+                for (lo, hi) in [
+                    (from, to.min(from.next_multiple_of(self.granule))),
+                    (from.max(to / self.granule * self.granule), to),
+                ] {
+                    if lo < hi && partial & (1 << (lo / self.granule)) != 0 {
+                        let at = self.mirror_addr(rank, blo + lo);
+                        // SAFETY: held mirror bytes that no reference
+                        // covers (above).
+                        unsafe { std::ptr::write_bytes(at as *mut u8, 0, hi - lo) };
+                    }
+                }
             }
-        }
-        net(w).wait_nbi();
-        w.count(Count::WrittenBytes, written);
-        for b in first..=last {
-            if self.blocks.get(&(rank, b)).is_some_and(|x| x.pins == 0) {
-                self.forget((rank, b));
+            let block = self.blocks.get_mut(&(rank, b)).expect("present");
+            block.valid &= !whole;
+            if let Some(bits) = block.dirty.as_mut() {
+                clear_bits(bits, from, to);
+                if bits.iter().all(|&x| x == 0) {
+                    block.dirty = None;
+                    self.dirty -= 1;
+                }
+            }
+            if block.valid == 0 && block.pins == 0 && block.dirty.is_none() {
+                self.blocks.remove(&(rank, b));
             }
         }
     }
 
-    /// The part of `[addr, addr + len)` in pinned block `b` of `rank`:
-    /// clean, and zero when `zeroed`. No reference covers those bytes: the
-    /// checkouts that pin the block are this process's, and each covers
-    /// other bytes — this thread's overlapping checkouts are refused, and
-    /// so is freeing memory inside this thread's checkout of it; another
-    /// task's checkout of memory being freed or reallocated is a race
-    /// `Runtime::start`'s contract excludes.
-    fn scrub_pinned(&mut self, rank: u32, b: usize, addr: usize, len: usize, zeroed: bool) {
-        let blo = self.heap_lo + b * self.block;
-        let from = addr.max(blo) - blo;
-        let to = (addr + len).min(blo + self.block) - blo;
-        if zeroed {
-            let at = self.mirror_addr(rank, blo + from);
-            // SAFETY: bytes of a block held in the mirror that no reference
-            // covers (above).
-            unsafe { std::ptr::write_bytes(at as *mut u8, 0, to - from) };
-        }
-        let block = self.blocks.get_mut(&(rank, b)).expect("present");
-        if let Some(bits) = block.dirty.as_mut() {
-            clear_bits(bits, from, to);
-            if bits.iter().all(|&x| x == 0) {
-                block.dirty = None;
+    /// Forgets block `key` (clean, no checkout holds it); `evict`: its
+    /// mirror pages are returned too (the capacity bound), else kept
+    /// mapped for the next fetch into them.
+    fn forget(&mut self, (rank, b): (u32, usize), evict: bool) {
+        if let Some(x) = self.blocks.remove(&(rank, b)) {
+            debug_assert!(x.dirty.is_none() || self.fault == crate::CacheFault::NoWriteBack);
+            if x.dirty.is_some() {
                 self.dirty -= 1;
             }
-        }
-    }
-
-    fn forget(&mut self, (rank, b): (u32, usize)) {
-        if let Some(x) = self.blocks.remove(&(rank, b)) {
-            debug_assert!(x.dirty.is_none());
-            let lo = self.heap_lo + b * self.block;
-            let at = self.mirror_addr(rank, lo);
-            let n = self.block.min(self.heap_lo + self.heap_size - lo);
-            // SAFETY: a block of our private mirror (clamped to its rank's
-            // part) that no checkout holds; its pages return to zero-fill.
-            unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_DONTNEED) };
+            if evict {
+                let lo = self.heap_lo + b * self.block;
+                let at = self.mirror_addr(rank, lo);
+                let n = self.block.min(self.heap_lo + self.heap_size - lo);
+                // SAFETY: a block of our private mirror (clamped to its
+                // rank's part) that no checkout holds; its pages return to
+                // zero-fill.
+                unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_DONTNEED) };
+            }
         }
     }
 
@@ -403,10 +597,10 @@ impl Cache {
                 fmt_size(self.block)
             ))
         };
-        let written = self.write_back(w, key);
+        let written = self.write_back(w, key, &[]);
         net(w).wait_nbi();
         w.count(Count::WrittenBytes, written);
-        self.forget(key);
+        self.forget(key, true);
     }
 }
 
@@ -432,22 +626,33 @@ fn for_bit_words(from: usize, to: usize, mut f: impl FnMut(usize, u64)) {
     }
 }
 
-/// The runs `[from, to)` of set bits among the first `len`.
+/// The runs `[from, to)` of set bits among the first `len` (a multiple
+/// of 64), a word at a time.
 fn runs(bits: &[u64], len: usize) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for i in 0..=len {
-        let set = i < len && bits[i / 64] & (1 << (i % 64)) != 0;
-        match (set, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                out.push((s, i));
-                start = None;
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (i, &word) in bits[..len / 64].iter().enumerate() {
+        let mut x = word;
+        while x != 0 {
+            let lo = x.trailing_zeros() as usize;
+            let n = (x >> lo).trailing_ones() as usize;
+            x &= !mask(lo, lo + n);
+            let (from, to) = (i * 64 + lo, i * 64 + lo + n);
+            match out.last_mut() {
+                Some(last) if last.1 == from => last.1 = to,
+                _ => out.push((from, to)),
             }
-            _ => {}
         }
     }
     out
+}
+
+/// Bits `[lo, hi)` of a u64 (hi ≤ 64).
+fn mask(lo: usize, hi: usize) -> u64 {
+    if hi <= lo {
+        return 0;
+    }
+    let upper = if hi >= 64 { u64::MAX } else { (1u64 << hi) - 1 };
+    upper & !((1u64 << lo) - 1)
 }
 
 #[cfg(test)]
@@ -470,5 +675,16 @@ mod tests {
         assert_eq!(runs(&all, 128), vec![(0, 1), (127, 128)]);
         clear_bits(&mut bits, 0, 256);
         assert!(bits.iter().all(|&b| b == 0));
+        set_bits(&mut bits, 63, 65);
+        assert_eq!(runs(&bits, 256), vec![(63, 65)]);
+    }
+
+    #[test]
+    fn masks_cover_their_bits() {
+        assert_eq!(mask(0, 0), 0);
+        assert_eq!(mask(3, 2), 0);
+        assert_eq!(mask(0, 64), u64::MAX);
+        assert_eq!(mask(63, 64), 1 << 63);
+        assert_eq!(mask(1, 3), 0b110);
     }
 }

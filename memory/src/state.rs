@@ -68,7 +68,7 @@ impl Memory {
     #[cold]
     #[inline(never)]
     fn release_slow(&self, w: Here) {
-        self.cache.borrow_mut().release(w);
+        self.cache.borrow_mut().release(w, &self.active.borrow());
         self.update_mark(w);
     }
 
@@ -87,7 +87,7 @@ impl Memory {
         // spawn inside one is refused), and a run starts outside tasks; a
         // join inside one was refused before (`refuse_join_in_checkout`).
         debug_assert!(self.active.borrow().is_empty(), "an acquire point inside a checkout");
-        self.cache.borrow_mut().acquire(w);
+        self.cache.borrow_mut().acquire(w, &[]);
         self.update_mark(w);
     }
 
@@ -235,7 +235,7 @@ impl Memory {
     /// see `Cache::drop_range`).
     pub(crate) fn forget_range(&self, w: Here, rank: u32, addr: usize, len: usize, zeroed: bool) {
         if Self::mapped(w, rank, addr).is_none() {
-            self.cache.borrow_mut().drop_range(w, rank, addr, len, zeroed);
+            self.cache.borrow_mut().drop_range(rank, addr, len, zeroed);
             self.update_mark(w);
         }
     }
@@ -258,26 +258,28 @@ impl Memory {
         }
     }
 
-    /// A release point outside any checkout (a collective, an atomic with
-    /// a release ordering): dirty bytes are written back.
+    /// A release point, possibly inside a checkout (a collective, an atomic
+    /// with a release ordering): dirty bytes are written back, except those
+    /// under this thread's active write checkouts.
     pub(crate) fn release_point(&self, w: Here) {
         self.release(w);
     }
 
     /// An acquire point where a checkout may be active (an atomic with an
-    /// acquire ordering inside one): the blocks no checkout holds are
-    /// written back and forgotten (a checkout's own view stays as it was
-    /// when it began).
+    /// acquire ordering inside one): dirty bytes are written back, the
+    /// blocks no checkout holds forgotten, and the bytes of pinned blocks
+    /// outside every active checkout refetched (a checkout's own view stays
+    /// as it was when it began).
     pub(crate) fn acquire_point(&self, w: Here) {
         if self.cache.borrow().holds_blocks() {
-            self.cache.borrow_mut().acquire(w);
+            self.cache.borrow_mut().acquire(w, &self.active.borrow());
             self.update_mark(w);
         }
     }
 
     /// At the end of a run: everything written back and forgotten.
     pub(crate) fn end_of_run(&self, w: Here) {
-        self.cache.borrow_mut().acquire(w);
+        self.cache.borrow_mut().acquire(w, &self.active.borrow());
         self.update_mark(w);
     }
 }
