@@ -125,15 +125,17 @@ impl<P: clap::Parser + Send + Sync + 'static> Args for Cli<P> {
 /// }
 ///
 /// fn main() {
-///     // SAFETY: fib keeps only numbers across spawn and join.
+///     // SAFETY: fib keeps only numbers across spawn and join, and uses no
+///     // global memory.
 ///     unsafe { uat::launch(|n: u64| fib(n)) }
 /// }
 /// ```
 ///
 /// # Safety
 ///
-/// The task contract of [`Runtime::start`]: no task keeps a pointer into
-/// process-local memory live across `spawn`, `join` or `poll_point`.
+/// The contract of [`Runtime::start`] (the same list, from one file):
+///
+#[doc = include_str!("contract.md")]
 pub unsafe fn launch<A, F, T>(root: F) -> !
 where
     A: Args,

@@ -44,12 +44,10 @@ impl Runtime {
     ///
     /// # Safety
     ///
-    /// [`uni_threads::Runtime::start`]'s contract: no task keeps a pointer
-    /// into process-local memory live across a `spawn`, `join` or
-    /// `poll_point`; no two tasks that may run at the same time check out
-    /// overlapping global memory when one of them writes, or free memory the
-    /// other may have checked out; `gasnet` is not used for RMA on the
-    /// runtime's segments.
+    /// The contract of [`crate::launch`] too (the same list, from one file;
+    /// [`uni_threads::Runtime::start`]'s with global memory's clauses):
+    ///
+    #[doc = include_str!("contract.md")]
     pub unsafe fn start(gasnet: Gasnet, config: Config) -> Result<Runtime, StartError> {
         let memory = crate::global::Config::from_env().map_err(|e| StartError::Other(e.to_string()))?;
         // SAFETY: the caller's contract, which is start_with_memory's.

@@ -91,6 +91,44 @@ fn freeing_memory_inside_a_checkout_of_it_is_refused() {
     );
 }
 
+/// The use-after-free probe (`examples/use_after_free.rs`): a copy of a
+/// freed slice checked out, an allocation that reuses its block made inside
+/// the checkout. The model allows the checkout to read (7, 7) or the job to
+/// end naming the rule; this build refuses every shape: at the checkout
+/// where the allocation's header is mapped here, at the allocation (or the
+/// atomic) elsewhere, before any byte under the checkout changes. One rank,
+/// and 2 ranks apart (the probe on each), the cache on and off.
+#[test]
+fn a_slice_used_after_its_free_is_refused_before_its_bytes_change() {
+    let (launcher, env) = two_ranks_apart();
+    let mut setups: Vec<(Vec<&str>, &str, &str)> = vec![(vec!["-n", "1"], "0", "on")];
+    for rank in ["0", "1"] {
+        for cache in ["on", "off"] {
+            setups.push((launcher.clone(), rank, cache));
+        }
+    }
+    for (launcher, rank, cache) in &setups {
+        for shape in ["local", "on", "distributed", "atomic", "stale-atomic"] {
+            let mut env = env.clone();
+            env.push(("UAT_CACHE", cache));
+            let out = run_job_with_env(
+                launcher,
+                &example("use_after_free"),
+                &["--shape", shape, "--rank", rank],
+                &env,
+            );
+            let what = format!("{launcher:?} --shape {shape} --rank {rank}, cache {cache}");
+            assert!(out.code.is_some_and(|c| c != 0), "{what}: {}", out.describe());
+            assert!(
+                out.stderr.contains("a checkout of freed memory") && out.stderr.contains("Rule: never use"),
+                "{what}: {}",
+                out.describe()
+            );
+            assert!(!out.stdout.contains("\"second\":0"), "{what}: {}", out.describe());
+        }
+    }
+}
+
 #[test]
 fn a_distributed_array_is_filled_and_summed_exactly_and_a_task_returns_1_mib() {
     for &n in rank_counts() {

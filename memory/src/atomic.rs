@@ -8,6 +8,7 @@ use am_fad::AtomicOp;
 
 use uni_threads::layer::Here;
 
+use crate::heap;
 use crate::state::mem;
 
 /// A u64 in the global heap of one rank that every rank updates with
@@ -38,13 +39,20 @@ impl GlobalAtomicU64 {
     /// A new word holding `value`, on the calling task's rank.
     pub fn new(value: u64) -> GlobalAtomicU64 {
         let w = Here::for_thread("GlobalAtomicU64::new");
-        let (addr, _) = mem(w).heap.alloc_local(w, 8);
-        let a = GlobalAtomicU64 { rank: w.rank(), addr };
-        a.op(w, AtomicOp::Store, value, 0);
+        let rank = w.rank();
+        let (addr, _) = mem(w).heap.alloc_local(w, 8, |data| {
+            mem(w).refuse_reuse("GlobalAtomicU64::new", rank, data - heap::HEADER, data + 8)
+        });
+        let a = GlobalAtomicU64 { rank, addr };
+        a.op(w, "GlobalAtomicU64::new", AtomicOp::Store, value, 0);
         a
     }
 
-    fn op(&self, w: Here, op: AtomicOp, a: u64, b: u64) -> u64 {
+    /// The operation on the word, after refusing a word under one of this
+    /// thread's checkouts (an atomic or a slice used after its free: the
+    /// checkout's `&[T]` would see the word change).
+    fn op(&self, w: Here, what: &'static str, op: AtomicOp, a: u64, b: u64) -> u64 {
+        mem(w).refuse_reuse(what, self.rank, self.addr, self.addr + 8);
         mem(w)
             .heap
             .atomics
@@ -57,7 +65,7 @@ impl GlobalAtomicU64 {
         if matches!(before, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst) {
             mem(w).release_point(w);
         }
-        let old = self.op(w, op, a, b);
+        let old = self.op(w, what, op, a, b);
         if matches!(after, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst) {
             mem(w).acquire_point(w);
         }
@@ -85,7 +93,13 @@ impl GlobalAtomicU64 {
         if matches!(success, Ordering::Release | Ordering::AcqRel | Ordering::SeqCst) {
             mem(w).release_point(w);
         }
-        let old = self.op(w, AtomicOp::CompareSwap, current, new);
+        let old = self.op(
+            w,
+            "GlobalAtomicU64::compare_exchange",
+            AtomicOp::CompareSwap,
+            current,
+            new,
+        );
         let after = if old == current { success } else { failure };
         if matches!(after, Ordering::Acquire | Ordering::AcqRel | Ordering::SeqCst) {
             mem(w).acquire_point(w);
@@ -125,6 +139,14 @@ impl GlobalAtomicU64 {
     /// Frees the word (once).
     pub fn free(self) {
         let w = Here::for_thread("GlobalAtomicU64::free");
+        // The word and its header: refused under a checkout of this thread
+        // (free clears the header's tag).
+        mem(w).refuse_free_in_checkout(
+            "GlobalAtomicU64::free",
+            self.rank,
+            self.addr - heap::HEADER,
+            self.addr + 8,
+        );
         mem(w).heap.free(w, self.rank, self.addr, false, None);
     }
 }

@@ -243,8 +243,11 @@ impl Heap {
     }
 
     /// Allocates `bytes` in the calling rank's local zone; returns the data's
-    /// arena address. Ends the job with a message when the zone is full.
-    pub(crate) fn alloc_local(&self, w: Here, bytes: usize) -> (usize, u16) {
+    /// arena address and the block's generation. Ends the job with a message
+    /// when the zone is full. `before_live` gets the data address before the
+    /// block's header is written (the caller refuses a block under one of
+    /// this thread's checkouts there: see `Memory::refuse_reuse`).
+    pub(crate) fn alloc_local(&self, w: Here, bytes: usize, before_live: impl FnOnce(usize)) -> (usize, u16) {
         let heap = &self.local;
         let Some(data) = heap.alloc(bytes) else {
             fatal(format_args!(
@@ -256,13 +259,15 @@ impl Heap {
                 fmt_size(self.setting),
             ))
         };
+        before_live(data);
         let generation = self.mark_live(w, w.rank(), data, bytes);
         (data, generation)
     }
 
     /// Allocates `bytes` at the same offset on every rank (the symmetric zone);
-    /// returns the data's arena address.
-    pub(crate) fn alloc_symmetric(&self, w: Here, bytes: usize) -> (usize, u16) {
+    /// returns the data's arena address and the block's generation (its
+    /// header is rank 0's). `before_live` as for [`Heap::alloc_local`].
+    pub(crate) fn alloc_symmetric(&self, w: Here, bytes: usize, before_live: impl FnOnce(usize)) -> (usize, u16) {
         let zones = self.local.zones();
         let control = w.remote(0, zones.symmetric_control());
         let capacity = (zones.symmetric.1 - zones.symmetric_data()) as u64;
@@ -297,6 +302,7 @@ impl Heap {
             old = seen;
         };
         let data = zones.symmetric_data() + offset as usize + HEADER;
+        before_live(data);
         let generation = self.mark_live(w, 0, data, bytes);
         (data, generation)
     }
@@ -393,6 +399,17 @@ impl Heap {
         let tag = self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0);
         let size = self.atomics.apply(header_rank, header + 8, AtomicOp::Load, 0, 0);
         tag == LIVE_TAG ^ data as u64 && size == size_word(bytes, generation)
+    }
+
+    /// Whether the block whose data starts at `data`, its header on
+    /// `header_rank`, is live with the size word `size_word` (the size and
+    /// generation its allocation recorded): two atomic loads, meant for a
+    /// header this process maps (a checkout's check; elsewhere each would be
+    /// a round trip).
+    pub(crate) fn holds(&self, w: Here, header_rank: u32, data: usize, size_word: u64) -> bool {
+        let header = w.remote(header_rank, data - HEADER);
+        let tag = self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0);
+        tag == LIVE_TAG ^ data as u64 && self.atomics.apply(header_rank, header + 8, AtomicOp::Load, 0, 0) == size_word
     }
 
     /// The handler fuzz's GLOBAL_FREE(data address) requests: around the

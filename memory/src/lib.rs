@@ -20,29 +20,48 @@
 //! conduit.
 //! Overlapping checkouts on one thread are refused unless both read.
 //!
-//! # Coherence (fork-join, as Itoyori documents it)
+//! # Consistency model (in brief; in full: docs/design/global-memory.md)
 //!
-//! What a task wrote is visible to whoever joins it and to a thief that
-//! steals a continuation after the write. Where a rank's segment is mapped
-//! in this process (its own, and every rank of its shared-memory
-//! neighbourhood: all of them on smp) a checkout is the memory itself —
-//! loads and stores, no copies; the deque's and the future cells' atomics
-//! order them. Across the network the [`cache`] holds blocks; *release*
-//! points write dirty bytes back (a `spawn`, before its continuation can be
-//! stolen; a task's end whose parent was stolen, before its result is
-//! published; the end of the root task and of every run), *acquire* points
-//! forget every block (a steal, before the stolen continuation resumes; a
-//! join whose task finished on another process; the start of every run).
-//! Release is lazy: a write checkout only marks bytes dirty and raises this
-//! rank's attention word, so the next spawn — which loads that word anyway
-//! — writes them back; with nothing dirty and no checkout the spawn path
-//! pays nothing more.
+//! The same on every conduit, cache on and off. Happens-before (hb) is
+//! program order within a task; a `spawn` (the parent's past hb the child
+//! and the continuation, whoever runs it); a join (the child's past hb what
+//! follows it); the runtime's collectives and each run's start and end
+//! (everything before, on any rank, hb everything after, on every rank);
+//! and a [`GlobalAtomicU64`] operation ordered `Release`/`AcqRel`/`SeqCst`
+//! whose value an operation ordered `Acquire`/`AcqRel`/`SeqCst` reads,
+//! directly or through read-modify-writes. `SeqCst` operations lie in one
+//! total order. A read (`get`, a checkout) returns the last write that hb
+//! it; conflicting accesses that hb does not order are a data race, which
+//! the contract of `uat::launch` and `Runtime::start` excludes (a pattern's
+//! closure in its parallel leaves included).
+//!
+//! A checkout reads at its start (its view shows what hb the start and
+//! never changes while held) and writes at its end. Inside one, a
+//! `Release` publishes this thread's earlier `set`s and ended checkouts
+//! (bytes of blocks an open checkout pins included), not the open write
+//! checkout's own elements; an `Acquire` makes later `get`s and new
+//! checkouts see what was released, while the open checkout's view stays.
+//!
+//! How: where a rank's segment is mapped in this process (its own, and
+//! every rank of its shared-memory neighbourhood: all of them on smp) a
+//! checkout is the memory itself and the scheduler's and the atomics'
+//! own operations carry the edges. Across the network the [`cache`] holds
+//! blocks; *release* points write dirty bytes back (a `spawn`, lazily: a
+//! write raises this rank's attention mark and the next spawn writes back;
+//! a task's end whose parent was stolen; each run's start and end; a
+//! collective; a releasing atomic), except bytes under this thread's active
+//! write checkouts; *acquire* points drop what may be stale (a steal, a join
+//! of a task that ended on another process, a run's start, a collective,
+//! an acquiring atomic), keeping the bytes under active checkouts.
 //!
 //! Programs must not let two tasks that may run at the same time (neither
-//! joined the other) check out overlapping memory when one of them writes,
-//! nor free memory another such task may have checked out: the contract
-//! taken on at `Runtime::start`. Freeing memory inside this thread's own
-//! checkout of it is refused (the job ends with a message).
+//! joined the other) access overlapping memory when one of them writes,
+//! nor free memory another such task may access, nor use a slice or atomic
+//! (any copy of it) after its free. Checked where it costs nothing
+//! measurable: a checkout of an allocation whose header this process maps
+//! ends the job if the allocation was freed; on one thread, freeing,
+//! allocating or an atomic operation over memory a live checkout covers
+//! ends the job before any byte changes.
 
 mod atomic;
 mod cache;

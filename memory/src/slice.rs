@@ -17,6 +17,10 @@ const BLOCK_FLAG: u64 = 1 << 63;
 /// Where a one-rank allocation's generation (its header's) sits in `place`,
 /// above the rank.
 const GENERATION_SHIFT: u32 = 32;
+/// Where a distributed allocation's generation sits in `place`, above its
+/// elements per rank (the bits below).
+const BLOCK_GENERATION_SHIFT: u32 = 47;
+const PER_RANK_MASK: u64 = (1 << BLOCK_GENERATION_SHIFT) - 1;
 /// The low 48 bits of a word (addresses, lengths in a raw handle).
 const LOW48: u64 = (1 << 48) - 1;
 
@@ -26,7 +30,9 @@ pub struct GlobalSlice<T> {
     /// Arena address of the allocation's first element (on its rank, or on
     /// every rank for a distributed one).
     base: usize,
-    /// The rank holding it, or `BLOCK_FLAG | elements per rank`.
+    /// The rank holding it and the allocation's generation (`rank |
+    /// generation << GENERATION_SHIFT`), or `BLOCK_FLAG | generation <<
+    /// BLOCK_GENERATION_SHIFT | elements per rank`.
     place: u64,
     /// This slice: elements `[start, start + len)` of the allocation.
     start: usize,
@@ -78,7 +84,10 @@ impl<T: Pod> GlobalSlice<T> {
         #[allow(clippy::let_unit_value)]
         let () = Self::CHECK;
         let w = Here::for_thread("GlobalSlice::alloc");
-        let (base, generation) = mem(w).heap.alloc_local(w, Self::bytes(len));
+        let (rank, bytes) = (w.rank(), Self::bytes(len));
+        let (base, generation) = mem(w).heap.alloc_local(w, bytes, |data| {
+            mem(w).refuse_reuse("GlobalSlice::alloc", rank, data - heap::HEADER, data + bytes)
+        });
         let s = GlobalSlice {
             base,
             place: u64::from(w.rank()) | u64::from(generation) << GENERATION_SHIFT,
@@ -102,7 +111,12 @@ impl<T: Pod> GlobalSlice<T> {
                 w.ranks()
             ));
         }
-        let (base, generation) = mem(w).heap.alloc_symmetric(w, Self::bytes(len));
+        let bytes = Self::bytes(len);
+        let (base, generation) = mem(w).heap.alloc_symmetric(w, bytes, |data| {
+            // The header is rank 0's, the data `rank`'s.
+            mem(w).refuse_reuse("GlobalSlice::alloc_on", 0, data - heap::HEADER, data);
+            mem(w).refuse_reuse("GlobalSlice::alloc_on", rank, data - heap::HEADER, data + bytes);
+        });
         let s = GlobalSlice {
             base,
             place: u64::from(rank) | u64::from(generation) << GENERATION_SHIFT,
@@ -122,10 +136,24 @@ impl<T: Pod> GlobalSlice<T> {
         let () = Self::CHECK;
         let w = Here::for_thread("GlobalSlice::alloc_distributed");
         let per_rank = len.div_ceil(w.ranks() as usize).max(1);
-        let (base, _) = mem(w).heap.alloc_symmetric(w, Self::bytes(per_rank));
+        let bytes = Self::bytes(per_rank);
+        assert!(
+            per_rank as u64 <= PER_RANK_MASK,
+            "GlobalSlice::alloc_distributed: {per_rank} elements per rank are too many"
+        );
+        let (base, generation) = mem(w).heap.alloc_symmetric(w, bytes, |data| {
+            for rank in 0..w.ranks() {
+                mem(w).refuse_reuse(
+                    "GlobalSlice::alloc_distributed",
+                    rank,
+                    data - heap::HEADER,
+                    data + bytes,
+                );
+            }
+        });
         let s = GlobalSlice {
             base,
-            place: BLOCK_FLAG | per_rank as u64,
+            place: BLOCK_FLAG | u64::from(generation) << BLOCK_GENERATION_SHIFT | per_rank as u64,
             start: 0,
             len,
             total: len,
@@ -168,25 +196,77 @@ impl<T: Pod> GlobalSlice<T> {
                 self.len, self.total, self.start
             ));
         }
+        let (header_rank, size_word) = self.header(w);
+        // The header changes too (its tag cleared): refused under a
+        // checkout like the data.
+        let header = self.base - heap::HEADER;
+        mem(w).refuse_free_in_checkout("GlobalSlice::free", header_rank, header, self.base);
         for (rank, addr, _, n) in self.pieces(w.ranks()) {
             let len = n * std::mem::size_of::<T>();
             mem(w).refuse_free_in_checkout("GlobalSlice::free", rank, addr, addr + len);
             mem(w).forget_range(w, rank, addr, len, false);
         }
-        // Symmetric data lies past the zone's start (its control word and a
-        // header); a local block of no bytes in the local zone's last header
-        // has its data exactly at that start.
-        let symmetric = self.base > mem(w).heap.zones().symmetric.0;
-        let (rank, expect) = if self.place & BLOCK_FLAG != 0 {
-            (0, None)
+        let (rank, symmetric) = if self.place & BLOCK_FLAG != 0 {
+            (0, true)
         } else {
-            let generation = (self.place >> GENERATION_SHIFT) as u16;
-            (
-                self.place as u32,
-                Some(heap::size_word(Self::bytes(self.total), generation)),
-            )
+            (self.place as u32, self.symmetric(w))
         };
-        mem(w).heap.free(w, rank, self.base, symmetric, expect);
+        mem(w).heap.free(w, rank, self.base, symmetric, Some(size_word));
+    }
+
+    /// Whether this one-rank allocation is in the symmetric zone
+    /// (`alloc_on`'s). Symmetric data lies past the zone's start (its
+    /// control word and a header); a local block of no bytes in the local
+    /// zone's last header has its data exactly at that start.
+    fn symmetric(&self, w: Here) -> bool {
+        self.base > mem(w).heap.zones().symmetric.0
+    }
+
+    /// The allocation's generation (drawn at `alloc*`, in its header).
+    fn generation(&self) -> u16 {
+        if self.place & BLOCK_FLAG != 0 {
+            (self.place >> BLOCK_GENERATION_SHIFT) as u16
+        } else {
+            (self.place >> GENERATION_SHIFT) as u16
+        }
+    }
+
+    /// Elements per rank of a distributed allocation.
+    fn per_rank(&self) -> usize {
+        (self.place & PER_RANK_MASK) as usize
+    }
+
+    /// The rank holding the allocation's header (rank 0 for the symmetric
+    /// zone's), and the size word it holds while the allocation is live.
+    fn header(&self, w: Here) -> (u32, u64) {
+        let generation = self.generation();
+        if self.place & BLOCK_FLAG != 0 {
+            (0, heap::size_word(Self::bytes(self.per_rank()), generation))
+        } else {
+            let rank = if self.symmetric(w) { 0 } else { self.place as u32 };
+            (rank, heap::size_word(Self::bytes(self.total), generation))
+        }
+    }
+
+    /// Ends the job if the allocation is not live (freed, or freed and
+    /// handed out again: another generation) where its header is mapped in
+    /// this process: two atomic loads there. Elsewhere nothing is checked (a
+    /// round trip per checkout would cost more than the checkout); this
+    /// thread's own reuse of the memory under a checkout is refused at the
+    /// allocation (`Memory::refuse_reuse`).
+    fn refuse_if_freed(&self, w: Here, what: &'static str) {
+        let (header_rank, size_word) = self.header(w);
+        if Memory::mapped(w, header_rank, self.base - heap::HEADER).is_some()
+            && !mem(w).heap.holds(w, header_rank, self.base, size_word)
+        {
+            fatal(format_args!(
+                "{what}: a checkout of freed memory ({} elements at {:#x}, the allocation's header on rank \
+                 {header_rank}): the slice's allocation was freed, and perhaps handed out again, before this \
+                 checkout. Rule: never use a GlobalSlice, or any copy of it, after freeing it (the contract of \
+                 uat::launch and Runtime::start)",
+                self.len, self.base
+            ));
+        }
     }
 
     /// This slice as two words of plain data, to keep in global memory
@@ -325,7 +405,7 @@ impl<T: Pod> GlobalSlice<T> {
     pub fn home(&self, i: usize) -> u32 {
         assert!(i < self.len, "index {i} out of a global slice of {}", self.len);
         if self.place & BLOCK_FLAG != 0 {
-            ((self.start + i) / (self.place & !BLOCK_FLAG) as usize) as u32
+            ((self.start + i) / self.per_rank()) as u32
         } else {
             self.place as u32
         }
@@ -338,7 +418,7 @@ impl<T: Pod> GlobalSlice<T> {
         if self.place & BLOCK_FLAG == 0 {
             return vec![(self.place as u32, self.base + self.start * size, 0, self.len)];
         }
-        let b = (self.place & !BLOCK_FLAG) as usize;
+        let b = self.per_rank();
         let (lo, hi) = (self.start, self.start + self.len);
         let mut out = Vec::new();
         let mut i = lo;
@@ -358,6 +438,7 @@ impl<T: Pod> GlobalSlice<T> {
         if self.len == 0 {
             return f(std::ptr::NonNull::<T>::dangling().as_ptr(), 0);
         }
+        self.refuse_if_freed(w, what);
         let fetch = mode != Mode::Write;
         let write = mode != Mode::Read;
         if let Some((rank, addr)) = self.single_part() {
@@ -559,7 +640,7 @@ impl<T: Pod> GlobalSlice<T> {
         let rank = self.home(i);
         let size = std::mem::size_of::<T>();
         let at = if self.place & BLOCK_FLAG != 0 {
-            self.start + i - rank as usize * (self.place & !BLOCK_FLAG) as usize
+            self.start + i - rank as usize * self.per_rank()
         } else {
             self.start + i
         };
@@ -617,7 +698,7 @@ fn partition_point_wide<T>(s: &[T], mut pred: impl FnMut(&T) -> bool) -> usize {
 mod tests {
     use std::ops::Bound::{Excluded, Included, Unbounded};
 
-    use super::{partition_point_wide, GlobalSlice, PhantomData, BLOCK_FLAG, GENERATION_SHIFT};
+    use super::{partition_point_wide, GlobalSlice, PhantomData, BLOCK_FLAG, BLOCK_GENERATION_SHIFT, GENERATION_SHIFT};
 
     /// A slice value of `len` elements at `base` (no runtime needed).
     fn slice<T>(base: usize, place: u64, len: usize) -> GlobalSlice<T> {
@@ -651,6 +732,19 @@ mod tests {
         let d = slice::<u64>(1 << 22, BLOCK_FLAG | 50, 100);
         assert!(d.slice(40..60).overlaps(&d.slice(59..61)));
         assert!(!d.slice(40..60).overlaps(&d.slice(60..61)));
+    }
+
+    #[test]
+    fn a_distributed_place_carries_its_generation_beside_the_elements_per_rank() {
+        let d = slice::<u64>(1 << 22, BLOCK_FLAG | 0xbeef << BLOCK_GENERATION_SHIFT | 50, 100);
+        assert_eq!((d.per_rank(), d.generation()), (50, 0xbeef));
+        assert_eq!((d.home(49), d.home(50), d.home(99)), (0, 1, 1));
+        assert_eq!(d.element(60), (1, (1 << 22) + 10 * 8));
+        // Another generation at the same address is another allocation.
+        let e = slice::<u64>(1 << 22, BLOCK_FLAG | 0xbef0 << BLOCK_GENERATION_SHIFT | 50, 100);
+        assert!(d.overlaps(&d.slice(10..20)) && !d.overlaps(&e));
+        let one = slice::<u64>(1 << 20, 3 | 0x1234 << GENERATION_SHIFT, 8);
+        assert_eq!((one.generation(), one.home(7)), (0x1234, 3));
     }
 
     #[test]

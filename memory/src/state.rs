@@ -282,4 +282,24 @@ impl Memory {
         self.cache.borrow_mut().acquire(w, &self.active.borrow());
         self.update_mark(w);
     }
+
+    /// Ends the job if `[lo, hi)` of `rank`'s heap lies under a checkout
+    /// active on this thread: `what` is about to change those bytes (a new
+    /// block's header and zeroing, an atomic's word), so the checkout is of
+    /// freed memory handed out again, and its `&[T]` would see them change.
+    /// Called before any byte (at home, or in this process's mirror) moves.
+    pub(crate) fn refuse_reuse(&self, what: &str, rank: u32, lo: usize, hi: usize) {
+        let active = self.active.borrow();
+        if let Some(b) = active.iter().find(|b| b.rank == rank && b.lo < hi && lo < b.hi) {
+            fatal(format_args!(
+                "{what} would change {} bytes of rank {rank} at {lo:#x} that a checkout active on this thread covers \
+                 ({} bytes at {:#x}): a checkout of freed memory (a copy of a GlobalSlice or GlobalAtomicU64 used \
+                 after its free, the memory handed out again). Rule: never use global memory after freeing it (the \
+                 contract of uat::launch and Runtime::start); end the checkout first",
+                hi - lo,
+                b.hi - b.lo,
+                b.lo
+            ));
+        }
+    }
 }

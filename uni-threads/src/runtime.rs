@@ -99,12 +99,14 @@ impl Runtime {
     /// And for global memory (the layer `uat::global`, when started with
     /// it: [`Runtime::start_with_layer`]): two tasks that may run at
     /// the same time (neither has joined the other, directly or through
-    /// other joins) must not check out overlapping elements when one of
-    /// them writes, and a task must not free memory that another task may
-    /// have checked out at the same time. Checkouts hand out ordinary
-    /// slices of memory that other processes may map; fork-join programs
-    /// without such races see exactly what they wrote (the coherence rules
-    /// in `uat::global`).
+    /// other joins) must not access overlapping elements (checkouts,
+    /// `get`/`set`, a pattern's closure in its parallel leaves) when one of
+    /// them writes; a task must not free memory that another such task may
+    /// access, nor use any copy of a slice or atomic after its free; raw
+    /// handles (`from_raw`) name live allocations. Checkouts hand out
+    /// ordinary slices of memory that other processes may map; programs
+    /// without such races see what global memory's consistency model says
+    /// (`uat::global`). `uat::Runtime::start` lists every clause.
     ///
     /// And for the network: from here on every rank's GASNet segment is the
     /// runtime's arena (task stacks and frames, deques, control words), so
