@@ -215,6 +215,58 @@ fn idle_ranks_sleep_across_the_network_while_the_root_computes_alone() {
     }
 }
 
+/// A counter of the run's statistics that `UAT_VERBOSE` prints.
+fn run_counter(out: &JobOutput, name: &str) -> u64 {
+    out.stderr
+        .split(&format!("\"{name}\":"))
+        .nth(1)
+        .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in the run stats: {}", out.describe()))
+}
+
+#[test]
+fn a_sleeping_rank_is_asked_to_keep_polling_while_its_memory_is_used() {
+    // The patterns with the cache off: every checkout of the other rank's
+    // memory is a get or put that completes at that rank's poll, and that
+    // rank sleeps on its lifelines between steals (up to 1 ms between
+    // polls). A get or put that waited so long asks it to keep polling
+    // (KEEP_POLLING, counted as keep_polling_asked): without that the small
+    // sizes took three times as long, the full sizes sixty. With
+    // UAT_KEEP_POLLING=0 nothing is asked; with lifelines off nobody sleeps
+    // and nothing is asked. The answers are exact every time.
+    let Some((launcher, env)) = across_the_network() else {
+        eprintln!("skipped: smp ranks always share memory (no poll carries their gets)");
+        return;
+    };
+    let mut launcher_args = vec!["-n", "2"];
+    launcher_args.extend_from_slice(launcher);
+    for (keep, lifelines, asks) in [("10ms", "on", true), ("0", "on", false), ("10ms", "off", false)] {
+        let mut env = env.to_vec();
+        env.extend([
+            ("UAT_CACHE", "off"),
+            ("UAT_VERBOSE", "on"),
+            ("UAT_KEEP_POLLING", keep),
+            ("UAT_LIFELINES", lifelines),
+        ]);
+        let out = run_job_with_env(
+            &launcher_args,
+            &common::example("patterns"),
+            &["--max-n", "4099", "--small-max-n", "5"],
+            &env,
+        );
+        assert_eq!(out.code, Some(0), "{}", out.describe());
+        assert!(out.stdout.contains("\"ok\":true"), "{}", out.describe());
+        let asked = run_counter(&out, "keep_polling_asked");
+        assert_eq!(
+            asked > 0,
+            asks,
+            "UAT_KEEP_POLLING={keep} UAT_LIFELINES={lifelines}: {asked} asked: {}",
+            out.describe()
+        );
+    }
+}
+
 #[test]
 fn a_panic_on_rank_1_of_3_ends_the_job_quickly() {
     let start = Instant::now();

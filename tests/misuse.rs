@@ -207,10 +207,10 @@ fn every_active_message_handler_survives_random_payloads() {
     assert_eq!(json["result"], json["expected"], "{}", out.describe());
     assert!(json["steals_succeeded"].as_u64().unwrap() > 0, "{}", out.describe());
     assert_eq!(json["senders"], 0b11, "both ranks fuzzed: {}", out.describe());
-    // Five handlers of the runtime (the trace's clock request among them),
+    // Six handlers of the runtime (the trace's clock request among them),
     // two more of the AM fetch-and-add service, 2000 each, from each of the
     // 2 ranks.
-    let handlers = if uat::runtime::MODE.name() == "native" { 5 } else { 7 };
+    let handlers = if uat::runtime::MODE.name() == "native" { 6 } else { 8 };
     let sent = json["sent"].as_u64().unwrap();
     assert_eq!(sent, 2 * handlers * 2000, "{}", out.describe());
     let mut kinds = vec![

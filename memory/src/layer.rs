@@ -40,7 +40,7 @@ impl Layer for GlobalMemory {
     }
 
     fn attach(&self, w: Here) -> Box<dyn Any> {
-        let g = net(w);
+        let g = *net(w);
         let (heap_lo, heap_size) = w.zone();
         let atomics = am_fad::GlobalAtomics::new(g);
         // SAFETY: the zone is mapped at heap_lo for the rest of the process

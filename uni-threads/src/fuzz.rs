@@ -25,7 +25,7 @@ use gasnet_sys::am::split_u64;
 
 use crate::arena::{Layout, ARENA_BASE};
 use crate::future::{CELL_FREE, CELL_SIZE};
-use crate::lifeline::{LIFELINE_REGISTER, LIFELINE_WAKE, MAX_LIFELINES};
+use crate::lifeline::{KEEP_POLLING, LIFELINE_REGISTER, LIFELINE_WAKE, MAX_LIFELINES};
 use crate::worker::Worker;
 use rand::rngs::SmallRng;
 use rand::{Rng as _, RngExt, SeedableRng};
@@ -170,6 +170,17 @@ pub(crate) fn send(w: &Worker, target: u32, count: u32, seed: u64) -> u64 {
         ]);
         let [lo, hi] = split_u64(tag);
         request(LIFELINE_WAKE, &[lo, hi], &mut sent);
+    }
+
+    // KEEP_POLLING(µs): none, one, the bound and past it, random, all
+    // ones. Each is honoured (clamped to the bound): the target polls
+    // without sleeping for up to a second while it sleeps, as a rank
+    // using its memory would have it do.
+    let bound = crate::lifeline::keep_polling::MAX_WINDOW.as_micros() as u32;
+    for _ in 0..count {
+        let r = rng.next() as u32;
+        let micros = rng.pick(&[0, 1, bound, bound + 1, r % 20_000, r, u32::MAX]);
+        request(KEEP_POLLING, &[micros], &mut sent);
     }
 
     // The layer's handlers (global memory's GLOBAL_FREE), as it fuzzes

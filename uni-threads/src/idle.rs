@@ -15,7 +15,7 @@ use crate::arena::{ControlWord, SLEEP_WORD, WOKEN_BY_WORD};
 use crate::deque::Entry;
 use crate::lifeline::protocol::{self, OwnWord, Words, WAKER_BITS};
 use crate::lifeline::{
-    control_word, own, slot, Lifelines, ThisRank, FIRST_BACKOFF, LIFELINE_REGISTER, LIFELINE_WAKE, SLEEP_PERIOD,
+    keep_polling, control_word, own, slot, Lifelines, ThisRank, FIRST_BACKOFF, LIFELINE_REGISTER, LIFELINE_WAKE, SLEEP_PERIOD,
     SLEEP_PERIOD_WITH_WAITERS, THIEF_PATIENCE,
 };
 use crate::worker::Worker;
@@ -24,15 +24,19 @@ impl Lifelines {
     /// [`THIEF_PATIENCE`], polling at least every
     /// [`SLEEP_PERIOD_WITH_WAITERS`] while a thread suspended here waits
     /// for a child elsewhere (it looks for the child's completion only
-    /// between steal attempts).
+    /// between steal attempts), and every [`FIRST_BACKOFF`] while another
+    /// rank asked this one to keep polling ([`keep_polling`]).
     pub(crate) fn thief_patience(&self, w: &Worker) -> Patience {
-        if w.waiters.list.borrow().is_empty() {
-            THIEF_PATIENCE
+        let max_sleep = if keep_polling::asked() {
+            FIRST_BACKOFF
+        } else if w.waiters.list.borrow().is_empty() {
+            return THIEF_PATIENCE;
         } else {
-            Patience {
-                max_sleep: SLEEP_PERIOD_WITH_WAITERS,
-                ..THIEF_PATIENCE
-            }
+            SLEEP_PERIOD_WITH_WAITERS
+        };
+        Patience {
+            max_sleep,
+            ..THIEF_PATIENCE
         }
     }
 
@@ -106,9 +110,18 @@ impl Lifelines {
         None
     }
 
-    /// Step 4: sleeps until a reason to wake. Returns whether another rank
-    /// woke it for work.
+    /// Step 4: sleeps until a reason to wake, polling without sleeping
+    /// while another rank asked it to ([`keep_polling`]). Returns whether
+    /// another rank woke it for work.
     fn sleep(&self, w: &Worker) -> bool {
+        // When this rank began polling without sleeping, if it does.
+        let mut kept: Option<u64> = None;
+        let woken = self.sleep_until(w, &mut kept);
+        end_kept_polling(w, &mut kept);
+        woken
+    }
+
+    fn sleep_until(&self, w: &Worker, kept: &mut Option<u64>) -> bool {
         let words = WorkerWords(w);
         let mut backoff = FIRST_BACKOFF;
         loop {
@@ -133,11 +146,21 @@ impl Lifelines {
             } else {
                 SLEEP_PERIOD
             };
-            if self.futex {
-                sleep::futex_wait(own(SLEEP_WORD), am_fad::sleep::QUIESCENT, period);
+            if keep_polling::asked() {
+                // Another rank's operations on this rank's memory wait for
+                // its polls: poll at once, and back off from the start
+                // when the window ends.
+                kept.get_or_insert_with(crate::tsc::now);
+                backoff = FIRST_BACKOFF;
+                std::hint::spin_loop();
             } else {
-                std::thread::sleep(backoff.min(period));
-                backoff = (backoff * 2).min(period);
+                end_kept_polling(w, kept);
+                if self.futex {
+                    sleep::futex_wait(own(SLEEP_WORD), am_fad::sleep::QUIESCENT, period);
+                } else {
+                    std::thread::sleep(backoff.min(period));
+                    backoff = (backoff * 2).min(period);
+                }
             }
             // Buddies whose segments are mapped here (all of them on a
             // futex, some on a job of several shared-memory hosts): one
@@ -147,6 +170,15 @@ impl Lifelines {
             }
             w.gasnet.poll();
         }
+    }
+}
+
+/// Counts the time since `kept` (polling without sleeping), if set, and
+/// clears it.
+fn end_kept_polling(w: &Worker, kept: &mut Option<u64>) {
+    if let Some(start) = kept.take() {
+        let cycles = crate::tsc::now().wrapping_sub(start);
+        w.run.counters.update(|c| c.kept_polling_cycles += cycles);
     }
 }
 

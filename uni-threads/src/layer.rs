@@ -316,6 +316,25 @@ impl Here {
     pub fn serve(self, rank: u32) {
         crate::sleep_word::serve(self.w.gasnet, rank);
     }
+
+    /// A blocking operation of the layer on `rank`'s memory (a get, a put,
+    /// an atomic, a wait for non-blocking gets and puts) that began at
+    /// `since` has completed. Across the network such an operation
+    /// completes only when `rank` polls, which a rank asleep on its
+    /// lifelines does at most every millisecond: when this one waited
+    /// longer than many round trips, `rank` is asked to poll without
+    /// sleeping for a while (`UAT_KEEP_POLLING`), and asked again while
+    /// operations on it go on (at most once per half window; never for a
+    /// rank whose memory is mapped here, nor with lifelines off). Returns
+    /// whether it asked (counted as `keep_polling_asked`).
+    #[inline]
+    pub fn served(self, rank: u32, since: std::time::Instant) -> bool {
+        let asked = self.w.lifelines.keep_polling.served(self.w.gasnet, rank, since);
+        if asked {
+            self.w.run.counters.update(|c| c.keep_polling_asked += 1);
+        }
+        asked
+    }
 }
 
 /// Ends the whole job with `msg` (every rank exits non-zero, the message

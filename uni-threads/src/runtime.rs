@@ -218,6 +218,7 @@ impl Runtime {
             ),
             lifelines: crate::lifeline::Lifelines::new(
                 config.lifelines,
+                config.keep_polling,
                 config.lifeline_attempts,
                 config
                     .lifeline_dimensions

@@ -191,6 +191,13 @@ stats! {
     lifeline_wakes: Sum Count,
     /// Time spent quiescent.
     quiescent_cycles: Sum Cycles,
+    /// Requests this rank sent asking another to poll without sleeping for
+    /// a while (`KEEP_POLLING`): its gets, puts or atomics on that rank's
+    /// memory had waited for the rank's polls.
+    keep_polling_asked: Sum Count,
+    /// Time this rank spent asleep on its lifelines polling without
+    /// sleeping, because others asked it to (`KEEP_POLLING`).
+    kept_polling_cycles: Sum Cycles,
     /// Steal attempts not made because the victim slept (a load told).
     steal_attempts_saved: Sum Count,
     /// Steal attempts whose victim did not answer within the thief's

@@ -44,8 +44,9 @@ pub fn send_malformed_messages(rank: u32) -> u32 {
 /// Test support: the fuzzer. Sends `count` requests with random
 /// payloads (from `seed` and the two ranks) to each Active Message handler
 /// the runtime registers on `target` (another rank), and returns how many
-/// it sent: CELL_FREE, LIFELINE_REGISTER, LIFELINE_WAKE, GLOBAL_FREE and,
-/// in the AM fetch-and-add modes, FAD_REQUEST and GLOBAL_ATOMIC_REQUEST
+/// it sent: CELL_FREE, LIFELINE_REGISTER, LIFELINE_WAKE, KEEP_POLLING,
+/// GLOBAL_FREE and, in the AM fetch-and-add modes, FAD_REQUEST and
+/// GLOBAL_ATOMIC_REQUEST
 /// (whose replies, naming random reply slots and sequence numbers, fuzz
 /// this rank's FAD_REPLY). The payloads sit at the handlers' edges:
 /// addresses around the cells, the registered atomic words and both zones

@@ -145,6 +145,11 @@ handler_table! {
     /// another rank (data address; its header already cleared).
     GLOBAL_FREE = 214, Short Request, owner "uat-memory (`heap`)",
         "a block of the receiver's local zone, freed on another rank, returns to its heap";
+    /// The sender's one-sided operations on the receiver's memory waited
+    /// long for the receiver's polls (it sleeps on its lifelines): the
+    /// receiver polls without sleeping for the given microseconds.
+    KEEP_POLLING = 215, Short Request, owner "uni-threads (`lifeline`)",
+        "the receiver polls without sleeping for the given µs: the sender's gets, puts and atomics on its memory wait for its polls";
     /// The sender asks rank 0 for its clock.
     CLOCK_REQUEST = 216, Short Request, owner "uni-threads (`trace::clock`)",
         "a trace's clock alignment: rank 0 answers with `CLOCK_REPLY`";

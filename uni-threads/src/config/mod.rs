@@ -103,6 +103,19 @@ crate::settings! {
             crate::arena::MAX_LIFELINES)),
     };
 
+    /// How long a rank asleep on its lifelines polls without sleeping when
+    /// this rank's gets, puts or atomics on its memory waited for its polls
+    /// (`crate::lifeline::keep_polling`; zero: never asked).
+    keep_polling: std::time::Duration = std::time::Duration::from_millis(10); set std::time::Duration;
+    get get_keep_polling; env "UAT_KEEP_POLLING", e.g. "2ms";
+    what "lifelines: how long a sleeping rank polls without sleeping, asked by a rank whose gets, puts or atomics on its memory waited for its polls (renewed while they go on)";
+    values "a duration: 0 (off), 500us, 10ms"; default "10ms";
+    agree false; check |d| if *d > crate::lifeline::keep_polling::MAX_WINDOW {
+        Err("at most 1s".into())
+    } else {
+        Ok(())
+    };
+
     /// Seed of the per-rank victim choice (None: from the clock).
     seed: Option<u64> = None; set u64;
     get get_seed; env "UAT_SEED", e.g. "42";

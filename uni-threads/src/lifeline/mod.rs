@@ -60,10 +60,16 @@
 //! Thieves skip victims that sleep where that costs a load (shared memory):
 //! a sleeping rank has no work (counted as `steal_attempts_saved`).
 //!
+//! A sleeping rank still serves its memory: across the network another
+//! rank's get, put or atomic on it completes only at its polls, so a rank
+//! whose operations waited for them asks it to poll without sleeping for a
+//! while ([`keep_polling`], [`KEEP_POLLING`]).
+//!
 //! The steps on the words, with the argument that no wake-up is lost:
 //! [`protocol`]; their model test: `tests.rs`.
 
 mod graph;
+pub(crate) mod keep_polling;
 pub(crate) mod protocol;
 #[cfg(test)]
 mod tests;
@@ -74,6 +80,8 @@ use protocol::{OwnWord, Words};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
+
+pub(crate) use keep_polling::{KeepPolling, KEEP_POLLING};
 
 use am_fad::sleep::AWAKE;
 use gasnet_sys::am::{join_u64, Arg, Handler, Token};
@@ -108,12 +116,14 @@ pub(crate) const THIEF_PATIENCE: Patience = Patience {
 pub(crate) use gasnet_sys::am::ids::{LIFELINE_REGISTER, LIFELINE_WAKE};
 
 /// The handlers of the lifeline messages (registered at start-up).
-pub(crate) fn handlers() -> [Handler; 2] {
+pub(crate) fn handlers() -> [Handler; 3] {
     let register: for<'a> extern "C" fn(Token<'a>, Arg) = on_register;
     let wake: for<'a> extern "C" fn(Token<'a>, Arg, Arg) = on_wake;
+    let keep_polling: for<'a> extern "C" fn(Token<'a>, Arg) = keep_polling::on_keep_polling;
     [
         Handler::new(LIFELINE_REGISTER, register),
         Handler::new(LIFELINE_WAKE, wake),
+        Handler::new(KEEP_POLLING, keep_polling),
     ]
 }
 
@@ -171,6 +181,8 @@ pub(crate) struct Lifelines {
     pub(crate) futex: bool,
     /// This host's ranks (a waker's TSC means something only there).
     pub(crate) host: Vec<bool>,
+    /// Asking ranks whose memory answers slowly to keep polling.
+    pub(crate) keep_polling: KeepPolling,
 }
 
 /// A word of this rank's control page.
@@ -187,8 +199,10 @@ pub(crate) fn slot(d: u32) -> ControlWord {
 }
 
 impl Lifelines {
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         on: bool,
+        keep_polling: Duration,
         attempts: u32,
         dims: u32,
         rank: u32,
@@ -210,6 +224,7 @@ impl Lifelines {
         for &r in host_ranks {
             host[r as usize] = true;
         }
+        let keep_polling = KeepPolling::new(on && ranks > 1, keep_polling, ranks);
         Lifelines {
             on: on && ranks > 1,
             attempts: attempts.max(1),
@@ -218,6 +233,7 @@ impl Lifelines {
             failures: Cell::new(0),
             futex: all_shared,
             host,
+            keep_polling,
         }
     }
 
