@@ -38,6 +38,7 @@
 //! and, on first use of the pages, their faults) and frees it after;
 //! [`Policy::sort_unstable_in`] takes the caller's, for repeated or timed sorts.
 
+mod dist;
 mod leaf;
 mod merge;
 #[cfg(target_arch = "x86_64")]
@@ -74,6 +75,19 @@ trait Order<T>: Copy + Send + 'static {
     fn less(&self, a: &T, b: &T) -> bool;
     fn sort_leaf(&self, x: &mut [T]);
     fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]);
+    /// Whether keys sort by [`Order::radix_key`] (the distribution sort's
+    /// radix path).
+    fn radix(&self) -> bool {
+        false
+    }
+    /// A u64 in this order (only where [`Order::radix`]).
+    fn radix_key(&self, _x: &T) -> u64 {
+        unreachable!("radix_key of an order without radix keys")
+    }
+    /// The key whose [`Order::radix_key`] is `k`.
+    fn from_radix_key(&self, _k: u64) -> T {
+        unreachable!("from_radix_key of an order without radix keys")
+    }
 }
 
 fn is_u64<T: 'static>() -> bool {
@@ -106,6 +120,16 @@ impl<T: Pod + Ord> Order<T> for Natural {
         } else {
             merge_by(a, b, d, |x, y| x < y)
         }
+    }
+    fn radix(&self) -> bool {
+        dist::is_int::<T>()
+    }
+    #[inline(always)]
+    fn radix_key(&self, x: &T) -> u64 {
+        dist::int_key(x)
+    }
+    fn from_radix_key(&self, k: u64) -> T {
+        dist::int_from_key(k)
     }
 }
 
@@ -210,16 +234,17 @@ impl Policy {
     /// its first `a.len()` elements not overlapping `a`; their contents are
     /// lost), allocating nothing.
     pub fn sort_unstable_in<T: Pod + Ord>(self, a: GlobalSlice<T>, scratch: GlobalSlice<T>) {
-        assert!(
-            scratch.len() >= a.len(),
-            "sort_unstable_in: the scratch has {} elements, the slice {}",
-            scratch.len(),
-            a.len()
-        );
-        let scratch = scratch.slice(..a.len());
-        refuse_overlap("sort_unstable_in", a.overlaps(&scratch));
-        let c = cut(&self, std::mem::size_of::<T>());
-        sort(self, c, a, scratch, Natural)
+        in_scratch(self, "sort_unstable_in", a, scratch, Natural)
+    }
+
+    /// [`sort_unstable_by`] with the caller's scratch (as
+    /// [`Policy::sort_unstable_in`]).
+    pub fn sort_unstable_by_in<T, C>(self, a: GlobalSlice<T>, scratch: GlobalSlice<T>, cmp: C)
+    where
+        T: Pod,
+        C: Fn(&T, &T) -> Ordering + Copy + Send + 'static,
+    {
+        in_scratch(self, "sort_unstable_by_in", a, scratch, By(cmp))
     }
 
     /// [`sort_unstable_by_key`] under this policy.
@@ -263,8 +288,23 @@ fn with_scratch<T: Pod, O: Order<T>>(p: Policy, a: GlobalSlice<T>, o: O) {
         return a.update(|x| o.sort_leaf(x));
     }
     let tmp = alloc_like_input::<T>(a.len());
-    sort(p, c, a, tmp, o);
+    dist::sort(p, c, a, tmp, o, 0);
     tmp.free();
+}
+
+/// Sorts `a` with the caller's `scratch` (checked; `what` names the
+/// function in messages).
+fn in_scratch<T: Pod, O: Order<T>>(p: Policy, what: &str, a: GlobalSlice<T>, scratch: GlobalSlice<T>, o: O) {
+    assert!(
+        scratch.len() >= a.len(),
+        "{what}: the scratch has {} elements, the slice {}",
+        scratch.len(),
+        a.len()
+    );
+    let scratch = scratch.slice(..a.len());
+    refuse_overlap(what, a.overlaps(&scratch));
+    let c = cut(&p, std::mem::size_of::<T>());
+    dist::sort(p, c, a, scratch, o, 0)
 }
 
 /// Sorts `a` with `tmp` (as long) as scratch.
