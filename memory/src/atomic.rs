@@ -22,7 +22,16 @@ use crate::state::mem;
 /// - `Acquire` (and `AcqRel`, `SeqCst`): this process's cached blocks are
 ///   forgotten after it, so later checkouts fetch what releases before it
 ///   wrote (a checkout active across the operation keeps its view);
-/// - `Relaxed`: the operation alone, at no cost beyond it.
+/// - `Relaxed`: the operation alone, at no cost beyond it (atomic: every
+///   rank sees one order of the word's modifications).
+///
+/// A releasing operation happens before an acquiring one that reads its
+/// value (directly or through read-modify-writes), and all `SeqCst`
+/// operations lie in one total order: the consistency model of
+/// docs/design/global-memory.md, the same on every conduit, cache on and
+/// off. A word is its own allocation: an operation on a word that one of
+/// this thread's checkouts covers (an atomic or a slice used after its
+/// free) ends the job.
 ///
 /// So `data.set(i, v); flag.swap(1, Release)` on one rank and
 /// `while flag.load(Acquire) == 0 {}; data.get(i)` on another reads `v`,

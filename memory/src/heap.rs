@@ -24,8 +24,13 @@
 //! (drawn at each allocation): a handle read back from global memory
 //! (`GlobalSlice::from_raw_checked`) must name both, so one that outlived
 //! its block is refused even where the address was handed out again
-//! (unless the 16-bit generations collide). The header words are reached
-//! only through global atomics (the `native` rule for atomic domain words).
+//! (unless the 16-bit generations collide). These two header words are
+//! reached only through global atomics (the `native` rule for atomic domain
+//! words). The third is the *check word*: `CHECK_TAG ^ address ^ size word`
+//! while the block is live, 0 once freed, written by a CPU store where the
+//! header is mapped and by a put elsewhere, never through the atomic domain,
+//! so a checkout reads it with one plain load where the header is mapped
+//! (`Heap::freed_here`).
 //!
 //! The symmetric zone's bump pointer goes back to a freed block's start when
 //! that block is the topmost one (its size read from its header), so
@@ -49,6 +54,11 @@ pub(crate) const HEADER: usize = 64;
 /// The header word of a live block: this tag mixed with the block's data
 /// address.
 const LIVE_TAG: u64 = 0x6c69_7665_0000_0000;
+/// The header's third word while the block is live: this tag mixed with the
+/// data address and the size word (0 once freed).
+const CHECK_TAG: u64 = 0x6368_6563_6b00_0000;
+/// The check word's offset in the header.
+const CHECK_WORD: usize = 16;
 /// The header's second word: the generation in the top 16 bits, the size in
 /// bytes in the low 48 (`SIZE_MASK`).
 const GENERATION_SHIFT: u32 = 48;
@@ -59,6 +69,7 @@ static NEXT_GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// The header's second word of a block of `bytes` bytes and generation
 /// `generation`.
+#[inline]
 pub(crate) fn size_word(bytes: usize, generation: u16) -> u64 {
     assert!(
         (bytes as u64) <= SIZE_MASK,
@@ -231,7 +242,39 @@ impl Heap {
             .apply(rank, header + 8, AtomicOp::Store, size_word(bytes, generation), 0);
         self.atomics
             .apply(rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
+        Self::write_check(w, rank, data, CHECK_TAG ^ data as u64 ^ size_word(bytes, generation));
         generation
+    }
+
+    /// Writes the check word of the block whose data starts at `data`, its
+    /// header on `rank`: a CPU store where mapped, a put (complete when it
+    /// returns) elsewhere.
+    fn write_check(w: Here, rank: u32, data: usize, value: u64) {
+        let at = data - HEADER + CHECK_WORD;
+        match w.mapped(rank, at) {
+            // SAFETY: an aligned word of a header in a mapped segment (the
+            // heap's zone, mapped for the rest of the process), reached only
+            // by these stores, puts and `freed_here`'s loads.
+            Some(p) => unsafe { AtomicU64::from_ptr(p as *mut u64) }.store(value, Ordering::Release),
+            None => net(w).put(rank, w.remote(rank, at), &value.to_ne_bytes()),
+        }
+    }
+
+    /// Whether this process maps the header of the block whose data starts
+    /// at `data` (on `header_rank`) and the header says the block is not
+    /// live with the size word `size_word` (freed, or freed and handed out
+    /// again with another generation): one load of its check word. False
+    /// where the header is not mapped here (a round trip per checkout would
+    /// cost more than the checkout).
+    #[inline]
+    pub(crate) fn freed_here(&self, w: Here, header_rank: u32, data: usize, size_word: u64) -> bool {
+        let Some(p) = w.mapped(header_rank, data - HEADER + CHECK_WORD) else {
+            return false;
+        };
+        // SAFETY: as in `write_check` (a slice's base is a block's data
+        // address: `alloc*`, or `from_raw`, whose contract says so).
+        let check = unsafe { AtomicU64::from_ptr(p as *mut u64) }.load(Ordering::Acquire);
+        check != CHECK_TAG ^ data as u64 ^ size_word
     }
 
     /// Clears a block's header word if it is live; false if it was not (freed
@@ -336,6 +379,7 @@ impl Heap {
                  alloc returned, once"
             ));
         }
+        Self::write_check(w, header_rank, data, 0);
         if symmetric {
             let zones = self.local.zones();
             let control = w.remote(0, zones.symmetric_control());
@@ -399,17 +443,6 @@ impl Heap {
         let tag = self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0);
         let size = self.atomics.apply(header_rank, header + 8, AtomicOp::Load, 0, 0);
         tag == LIVE_TAG ^ data as u64 && size == size_word(bytes, generation)
-    }
-
-    /// Whether the block whose data starts at `data`, its header on
-    /// `header_rank`, is live with the size word `size_word` (the size and
-    /// generation its allocation recorded): two atomic loads, meant for a
-    /// header this process maps (a checkout's check; elsewhere each would be
-    /// a round trip).
-    pub(crate) fn holds(&self, w: Here, header_rank: u32, data: usize, size_word: u64) -> bool {
-        let header = w.remote(header_rank, data - HEADER);
-        let tag = self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0);
-        tag == LIVE_TAG ^ data as u64 && self.atomics.apply(header_rank, header + 8, AtomicOp::Load, 0, 0) == size_word
     }
 
     /// The handler fuzz's GLOBAL_FREE(data address) requests: around the

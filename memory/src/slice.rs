@@ -238,35 +238,44 @@ impl<T: Pod> GlobalSlice<T> {
 
     /// The rank holding the allocation's header (rank 0 for the symmetric
     /// zone's), and the size word it holds while the allocation is live.
+    #[inline]
     fn header(&self, w: Here) -> (u32, u64) {
-        let generation = self.generation();
-        if self.place & BLOCK_FLAG != 0 {
-            (0, heap::size_word(Self::bytes(self.per_rank()), generation))
+        // The allocation's byte count (checked when it was made).
+        let (rank, elements) = if self.place & BLOCK_FLAG != 0 {
+            (0, self.per_rank())
+        } else if self.symmetric(w) {
+            (0, self.total)
         } else {
-            let rank = if self.symmetric(w) { 0 } else { self.place as u32 };
-            (rank, heap::size_word(Self::bytes(self.total), generation))
-        }
+            (self.place as u32, self.total)
+        };
+        let bytes = elements.wrapping_mul(std::mem::size_of::<T>());
+        (rank, heap::size_word(bytes, self.generation()))
     }
 
     /// Ends the job if the allocation is not live (freed, or freed and
     /// handed out again: another generation) where its header is mapped in
-    /// this process: two atomic loads there. Elsewhere nothing is checked (a
-    /// round trip per checkout would cost more than the checkout); this
-    /// thread's own reuse of the memory under a checkout is refused at the
-    /// allocation (`Memory::refuse_reuse`).
+    /// this process: one load of the header's check word there. Elsewhere
+    /// nothing is checked (a round trip per checkout would cost more than
+    /// the checkout); this thread's own reuse of the memory under a checkout
+    /// is refused at the allocation (`Memory::refuse_reuse`).
+    #[inline]
     fn refuse_if_freed(&self, w: Here, what: &'static str) {
         let (header_rank, size_word) = self.header(w);
-        if Memory::mapped(w, header_rank, self.base - heap::HEADER).is_some()
-            && !mem(w).heap.holds(w, header_rank, self.base, size_word)
-        {
-            fatal(format_args!(
-                "{what}: a checkout of freed memory ({} elements at {:#x}, the allocation's header on rank \
-                 {header_rank}): the slice's allocation was freed, and perhaps handed out again, before this \
-                 checkout. Rule: never use a GlobalSlice, or any copy of it, after freeing it (the contract of \
-                 uat::launch and Runtime::start)",
-                self.len, self.base
-            ));
+        if mem(w).heap.freed_here(w, header_rank, self.base, size_word) {
+            self.refuse_freed(what, header_rank);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn refuse_freed(&self, what: &'static str, header_rank: u32) -> ! {
+        fatal(format_args!(
+            "{what}: a checkout of freed memory ({} elements at {:#x}, the allocation's header on rank \
+             {header_rank}): the slice's allocation was freed, and perhaps handed out again, before this \
+             checkout. Rule: never use a GlobalSlice, or any copy of it, after freeing it (the contract of \
+             uat::launch and Runtime::start)",
+            self.len, self.base
+        ))
     }
 
     /// This slice as two words of plain data, to keep in global memory
