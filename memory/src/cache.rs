@@ -74,7 +74,12 @@ pub(super) struct Cache {
     /// The mirror's base (0 until the first checkout needs it).
     mirror: usize,
     blocks: HashMap<(u32, usize), Block>,
+    /// Blocks with dirty bytes.
     dirty: usize,
+    /// Their keys (and perhaps some since cleaned or forgotten; sorted and
+    /// deduplicated at the next release), so that a release visits only
+    /// them, not every block held.
+    dirty_keys: Vec<(u32, usize)>,
     clock: u64,
 }
 
@@ -100,6 +105,7 @@ impl Cache {
             mirror: 0,
             blocks: HashMap::new(),
             dirty: 0,
+            dirty_keys: Vec::new(),
             clock: 0,
         }
     }
@@ -229,10 +235,10 @@ impl Cache {
             } else {
                 misses += 1;
             }
-            let dirty = self.blocks[&(rank, b)]
-                .dirty
-                .as_ref()
-                .map(|bits| runs(bits, self.block));
+            let dirty = match &self.blocks[&(rank, b)].dirty {
+                Some(bits) if missing != 0 => runs(bits, self.block),
+                _ => Vec::new(),
+            };
             let mut m = missing;
             while m != 0 {
                 let g0 = m.trailing_zeros() as usize;
@@ -243,7 +249,7 @@ impl Cache {
                 // writes, never overwritten by a fetch).
                 let mut pieces = Vec::new();
                 let mut at = glo;
-                for &(dlo, dhi) in dirty.iter().flatten().filter(|&&(dlo, dhi)| dlo < ghi && glo < dhi) {
+                for &(dlo, dhi) in dirty.iter().filter(|&&(dlo, dhi)| dlo < ghi && glo < dhi) {
                     if dlo > at {
                         pieces.push((at, dlo));
                     }
@@ -328,6 +334,7 @@ impl Cache {
         if block.dirty.is_none() {
             block.dirty = Some(vec![0u64; words].into_boxed_slice());
             self.dirty += 1;
+            self.dirty_keys.push(key);
         }
         set_bits(block.dirty.as_mut().expect("set above"), from, to);
     }
@@ -339,6 +346,9 @@ impl Cache {
     /// checkout ends. Bytes of blocks that other checkouts pin are written
     /// back too (a read checkout's `&[T]` may be read).
     pub(super) fn release(&mut self, w: Here, active: &[Active]) {
+        if self.dirty == 0 {
+            self.dirty_keys.clear();
+        }
         if self.dirty == 0 || self.fault == crate::CacheFault::NoWriteBack {
             return;
         }
@@ -347,15 +357,15 @@ impl Cache {
         // The home rank, for the trace (this rank's own when there are
         // several: one record per release point).
         let mut home: Option<u32> = None;
-        let dirty: Vec<(u32, usize)> = self
-            .blocks
-            .iter()
-            .filter(|(_, x)| x.dirty.is_some())
-            .map(|(k, _)| *k)
-            .collect();
+        let mut dirty = std::mem::take(&mut self.dirty_keys);
+        // In address order, so that runs continuing into the next block
+        // join it.
+        dirty.sort_unstable();
+        dirty.dedup();
+        let mut pending = None;
         for key in dirty {
             let held = self.held_in_block(key, active, true);
-            let n = self.write_back(w, key, &held);
+            let n = self.write_back(w, key, &held, &mut pending);
             written += n;
             if n != 0 {
                 home = Some(if home.is_none_or(|h| h == key.0) {
@@ -365,6 +375,7 @@ impl Cache {
                 });
             }
         }
+        self.put_run(w, pending);
         net(w).wait_nbi();
         w.count(Count::WrittenBytes, written);
         if let Some(rank) = home {
@@ -401,8 +412,17 @@ impl Cache {
 
     /// Starts writing back `key`'s dirty runs outside `held` (offsets in
     /// the block that a live `&mut` covers: they stay dirty); complete at
-    /// `wait_nbi`. Returns the bytes.
-    fn write_back(&mut self, w: Here, (rank, b): (u32, usize), held: &[(usize, usize)]) -> u64 {
+    /// `wait_nbi`. A run that continues `pending` (the previous block's
+    /// last, not yet put) extends it, so a range dirty across blocks goes
+    /// in one put; the caller puts the last one ([`Cache::put_run`]).
+    /// Returns the bytes.
+    fn write_back(
+        &mut self,
+        w: Here,
+        (rank, b): (u32, usize),
+        held: &[(usize, usize)],
+        pending: &mut Option<(u32, usize, usize)>,
+    ) -> u64 {
         let Some(mut bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
             return 0;
         };
@@ -420,21 +440,38 @@ impl Cache {
         }
         if let Some(rest) = keep {
             self.blocks.get_mut(&(rank, b)).expect("present").dirty = Some(rest);
+            self.dirty_keys.push((rank, b));
         } else {
             self.dirty -= 1;
         }
         let blo = self.heap_lo + b * self.block;
-        let src = self.mirror_addr(rank, blo);
         let mut n = 0;
         for (from, to) in runs(&bits, self.block) {
-            // SAFETY: bytes of a block held in the mirror that no `&mut`
-            // covers (`held` excludes this thread's active write checkouts;
-            // read checkouts' `&[T]` may be read); unchanged until wait_nbi
-            // (nothing runs before).
-            unsafe { net(w).put_nbi(rank, w.remote(rank, blo + from), (src + from) as *const u8, to - from) };
+            let (lo, hi) = (blo + from, blo + to);
+            match pending {
+                Some((r, _, phi)) if *r == rank && *phi == lo => *phi = hi,
+                _ => {
+                    self.put_run(w, pending.take());
+                    *pending = Some((rank, lo, hi));
+                }
+            }
             n += (to - from) as u64;
         }
         n
+    }
+
+    /// Starts putting a run `(rank, lo, hi)` of dirty bytes (heap
+    /// addresses) from the mirror to its home; complete at `wait_nbi`.
+    fn put_run(&mut self, w: Here, run: Option<(u32, usize, usize)>) {
+        let Some((rank, lo, hi)) = run else {
+            return;
+        };
+        let src = self.mirror_addr(rank, lo);
+        // SAFETY: bytes of blocks held in the mirror (a rank's part of the
+        // mirror is contiguous) that no `&mut` covers (`held` excludes this
+        // thread's active write checkouts; read checkouts' `&[T]` may be
+        // read); unchanged until wait_nbi (nothing runs before).
+        unsafe { net(w).put_nbi(rank, w.remote(rank, lo), src as *const u8, hi - lo) };
     }
 
     /// An acquire point: writes back (as [`Cache::release`]), then
@@ -597,7 +634,9 @@ impl Cache {
                 fmt_size(self.block)
             ))
         };
-        let written = self.write_back(w, key, &[]);
+        let mut pending = None;
+        let written = self.write_back(w, key, &[], &mut pending);
+        self.put_run(w, pending);
         net(w).wait_nbi();
         w.count(Count::WrittenBytes, written);
         self.forget(key, true);
