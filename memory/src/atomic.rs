@@ -45,7 +45,12 @@ impl GlobalAtomicU64 {
     }
 
     fn op(&self, w: Here, op: AtomicOp, a: u64, b: u64) -> u64 {
-        let apply = || mem(w).heap.atomics.apply(self.rank, w.remote(self.rank, self.addr), op, a, b);
+        let apply = || {
+            mem(w)
+                .heap
+                .atomics
+                .apply(self.rank, w.remote(self.rank, self.addr), op, a, b)
+        };
         crate::net::on_rank(w, self.rank, apply)
     }
 
