@@ -62,7 +62,12 @@ impl GlobalAtomicU64 {
     /// checkout's `&[T]` would see the word change).
     fn op(&self, w: Here, what: &'static str, op: AtomicOp, a: u64, b: u64) -> u64 {
         mem(w).refuse_reuse(what, self.rank, self.addr, self.addr + 8);
-        let apply = || mem(w).heap.atomics.apply(self.rank, w.remote(self.rank, self.addr), op, a, b);
+        let apply = || {
+            mem(w)
+                .heap
+                .atomics
+                .apply(self.rank, w.remote(self.rank, self.addr), op, a, b)
+        };
         crate::net::on_rank(w, self.rank, apply)
     }
 

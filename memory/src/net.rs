@@ -26,10 +26,8 @@ pub(crate) fn net(w: Here) -> Net {
     // global heap: every address it puts, gets or frees is one of its
     // allocations, checked against the zone) and ends the job only through
     // `fatal`.
-    Net {
-        gasnet: unsafe { w.gasnet() },
-        here: w,
-    }
+    let gasnet = unsafe { w.gasnet() };
+    Net { gasnet, here: w }
 }
 
 /// Runs `op`, a blocking operation on `rank`'s memory (an atomic), and

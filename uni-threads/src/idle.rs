@@ -15,8 +15,8 @@ use crate::arena::{ControlWord, SLEEP_WORD, WOKEN_BY_WORD};
 use crate::deque::Entry;
 use crate::lifeline::protocol::{self, OwnWord, Words, WAKER_BITS};
 use crate::lifeline::{
-    keep_polling, control_word, own, slot, Lifelines, ThisRank, FIRST_BACKOFF, LIFELINE_REGISTER, LIFELINE_WAKE, SLEEP_PERIOD,
-    SLEEP_PERIOD_WITH_WAITERS, THIEF_PATIENCE,
+    control_word, keep_polling, own, slot, Lifelines, ThisRank, FIRST_BACKOFF, LIFELINE_REGISTER, LIFELINE_WAKE,
+    SLEEP_PERIOD, SLEEP_PERIOD_WITH_WAITERS, THIEF_PATIENCE,
 };
 use crate::worker::Worker;
 
