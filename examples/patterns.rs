@@ -319,7 +319,7 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     f.check("sort_unstable_few_distinct", ok && few(d), n, &p);
     // Three in four keys below 16, the rest spread: buckets far over their
     // target, sorted by further levels.
-    let skew = |x: u64| if x % 4 == 0 { x } else { x % 16 };
+    let skew = |x: u64| if x.is_multiple_of(4) { x } else { x % 16 };
     let skewed = |d: GlobalSlice<u64>| d.to_vec() == sorted(&a.to_vec().into_iter().map(skew).collect::<Vec<_>>());
     p.transform(a, d, skew);
     p.sort_unstable(d);

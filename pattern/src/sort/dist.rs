@@ -626,7 +626,7 @@ impl<T: Pod, O: Order<T>> Level<T, O> {
             };
             match plan {
                 Plan::Radix { least, shift: 0, .. } => {
-                    fill(p, out, o.from_radix_key(least + b as u64));
+                    fill(p, out, o.radix_value(least + b as u64));
                 }
                 _ if len == 1 || plan.settled(b) || self.deeper(b, len) => {
                     let mut at = s0;
