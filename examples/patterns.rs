@@ -19,7 +19,7 @@ use uat::pattern::{
 use uat::testing::splitmix as mix;
 
 /// The patterns checked, in the JSON line's order.
-const NAMES: [&str; 42] = [
+const NAMES: [&str; 45] = [
     "for_each",
     "for_each_mut",
     "for_each_chunk",
@@ -46,6 +46,9 @@ const NAMES: [&str; 42] = [
     "scan_large_elements",
     "sort_unstable_u64",
     "sort_unstable_generic",
+    "sort_unstable_signed",
+    "sort_unstable_few_distinct",
+    "sort_unstable_skewed",
     "sort_unstable_by_key",
     "sort_unstable_by",
     "sort_unstable_in",
@@ -296,6 +299,40 @@ fn check_all(n: usize, p: Policy, f: &mut Failed) {
     p.copy(b, e);
     p.sort_unstable(e);
     f.check("sort_unstable_generic", e.to_vec() == sorted(&b.to_vec()), n, &p);
+    // Signed keys (negative ones too), and sixteen distinct u64 keys by
+    // their order and by a comparison (equality buckets).
+    // (No vector of this process lives across a pattern: the task may
+    // continue on another rank.)
+    let si = GlobalSlice::<i64>::alloc_distributed(n);
+    p.transform(a, si, |x| x as i64 - (1 << 39));
+    p.sort_unstable(si);
+    let want = sorted(&a.to_vec().iter().map(|&x| x as i64 - (1 << 39)).collect::<Vec<_>>());
+    f.check("sort_unstable_signed", si.to_vec() == want, n, &p);
+    drop(want);
+    si.free();
+    let few = |d: GlobalSlice<u64>| d.to_vec() == sorted(&a.to_vec().iter().map(|x| x % 16).collect::<Vec<_>>());
+    p.transform(a, d, |x| x % 16);
+    p.sort_unstable(d);
+    let ok = few(d);
+    p.transform(a, d, |x| x % 16);
+    p.sort_unstable_by(d, |x: &u64, y: &u64| x.cmp(y));
+    f.check("sort_unstable_few_distinct", ok && few(d), n, &p);
+    // Three in four keys below 16, the rest spread: buckets far over their
+    // target, sorted by further levels.
+    let skew = |x: u64| if x.is_multiple_of(4) { x } else { x % 16 };
+    let skewed = |d: GlobalSlice<u64>| d.to_vec() == sorted(&a.to_vec().into_iter().map(skew).collect::<Vec<_>>());
+    p.transform(a, d, skew);
+    p.sort_unstable(d);
+    let ok = skewed(d);
+    p.transform(a, d, skew);
+    p.sort_unstable_by(d, |x: &u64, y: &u64| x.cmp(y));
+    f.check("sort_unstable_skewed", ok && skewed(d), n, &p);
+    p.copy(a, d);
+    p.sort_unstable_by(d, |x: &u64, y: &u64| y.cmp(x));
+    let mut want = a.to_vec();
+    want.sort_by(|x, y| y.cmp(x));
+    f.check("sort_unstable_by", d.to_vec() == want, n, &p);
+    drop(want);
     // Pairs (value, index) by the value's low byte only: many ties.
     let pairs = GlobalSlice::<[u64; 2]>::alloc_distributed(n);
     p.transform(enumerate(a), pairs, |(i, x)| [x, i as u64]);

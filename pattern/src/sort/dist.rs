@@ -13,11 +13,11 @@
 //!    equal, each remaining splitter gets an equality bucket of its own
 //!    (keys equal to it: nothing left to sort there, so few distinct keys
 //!    cost one pass).
-//! 2. **Blocks** (at most 256, in parallel): each block of `a` is checked
-//!    out in bounded chunks into a buffer of this thread's, its keys
+//! 2. **Blocks** (at most 64, in parallel): each block of `a` is checked
+//!    out in bounded chunks (twice), its keys
 //!    classified (samples: a branch-free binary search over the splitters,
-//!    eight keys at a time), counted and moved into bucket order in a second
-//!    buffer, which is written to the same place in `tmp`; the block's
+//!    eight keys at a time), counted and moved into bucket order in a
+//!    buffer of this thread's, which is written to the same place in `tmp`; the block's
 //!    bucket offsets go to a table in global memory. Where every bucket
 //!    holds one key (radix keys that differ in no more bits than the bucket
 //!    number has), a block only counts.
@@ -39,6 +39,7 @@
 
 use std::any::TypeId;
 use std::cell::Cell;
+use std::hint::select_unpredictable;
 use std::mem::{align_of, size_of};
 
 use super::Order;
@@ -49,14 +50,16 @@ use crate::{GlobalSlice, Pod};
 
 /// The most buckets of one level.
 const MAX_BUCKETS: usize = 2048;
-/// The most blocks of one level.
-const MAX_BLOCKS: usize = 256;
+/// The most blocks of one level (each block's part of each bucket is one
+/// checkout when the buckets are gathered).
+const MAX_BLOCKS: usize = 64;
 /// Samples per bucket.
 const OVERSAMPLE: usize = 16;
 /// Levels after which a part is left to the merge sort.
 const MAX_DEPTH: u32 = 4;
-/// Keys a local radix pass leaves to the leaf kernel.
-const LOCAL_LEAF: usize = 256;
+/// Keys a local radix pass leaves to the leaf kernel (its buckets aim at
+/// half as many).
+const LOCAL_LEAF: usize = 512;
 
 /// A bucket's target size for the cut-off `cut`: 32 merge leaves.
 const fn target(cut: usize) -> usize {
@@ -224,7 +227,10 @@ fn copy_global<T: Pod>(p: Policy, src: GlobalSlice<T>, dst: GlobalSlice<T>) {
         src.len(),
         max,
         |a, b| slice_part_end(&dst, a, slice_part_end(&src, a, b)),
-        |a, b| src.slice(a..b).read(|c| dst.slice(a..b).write(|d| d.copy_from_slice(c))),
+        |a, b| {
+            src.slice(a..b)
+                .read(|c| dst.slice(a..b).write(|d| d.copy_from_slice(c)))
+        },
     )
 }
 
@@ -318,7 +324,9 @@ fn plan<T: Pod, O: Order<T>>(p: Policy, a: GlobalSlice<T>, o: O, target: usize) 
                 let k = o.radix_key(&x);
                 (k, k)
             },
-            Op::new((u64::MAX, 0u64), |(a, b): (u64, u64), (c, d): (u64, u64)| (a.min(c), b.max(d))),
+            Op::new((u64::MAX, 0u64), |(a, b): (u64, u64), (c, d): (u64, u64)| {
+                (a.min(c), b.max(d))
+            }),
         );
         if least >= most {
             return None;
@@ -413,7 +421,7 @@ fn classify_tree<T: Pod, O: Order<T>>(o: O, s: &[T], equal: bool, xs: &[T], ids:
             let half = size / 2;
             for k in 0..W {
                 let probe = base[k] + half;
-                base[k] = if o.less(&xk[k], &s[probe]) { base[k] } else { probe };
+                base[k] = select_unpredictable(o.less(&xk[k], &s[probe]), base[k], probe);
             }
             size -= half;
         }
@@ -426,7 +434,7 @@ fn classify_tree<T: Pod, O: Order<T>>(o: O, s: &[T], equal: bool, xs: &[T], ids:
         while size > 1 {
             let half = size / 2;
             let probe = base + half;
-            base = if o.less(x, &s[probe]) { base } else { probe };
+            base = select_unpredictable(o.less(x, &s[probe]), base, probe);
             size -= half;
         }
         *id = last(x, base);
@@ -490,7 +498,6 @@ pub(super) fn sort<T: Pod, O: Order<T>>(
     store(p, &starts, g_starts);
     let g_cols = GlobalSlice::<u32>::alloc(cols.len());
     store(p, &cols, g_cols);
-    drop((table, starts, cols));
     // 4. Buckets.
     let level = Level {
         p,
@@ -503,9 +510,23 @@ pub(super) fn sort<T: Pod, O: Order<T>>(
         blocks,
         starts: g_starts,
         cols: g_cols,
-        depth,
     };
+    let deeper = (0..kb).any(|b| level.deeper(b, (starts[b + 1] - starts[b]) as usize));
+    // (No vector of this process lives across a join: the task may go on
+    // on another rank.)
+    drop((table, starts, cols));
     level.groups(0, kb);
+    // The long buckets, copied to their places, by another level each —
+    // only now, when no bucket's parts in `tmp` are still to be gathered
+    // (their places there are the scratch of the next level).
+    if deeper {
+        each(p, 0, kb, move |b| {
+            let (s0, s1) = (level.starts.get(b) as usize, level.starts.get(b + 1) as usize);
+            if level.deeper(b, s1 - s0) {
+                sort(p, cut, a.slice(s0..s1), tmp.slice(s0..s1), o, depth + 1);
+            }
+        });
+    }
     g_starts.free();
     g_cols.free();
 }
@@ -523,9 +544,20 @@ fn distribute<T: Pod, O: Order<T>>(
     let local = Local::of(p, plan);
     let kb = plan.buckets();
     let mut counts = vec![0u32; kb + 1];
-    with_buffers::<T, _>(src.len(), |x, y, ids| {
-        fetch(p, src, x);
-        local.classify(o, x, ids, &mut counts[1..]);
+    let max = p.chunk_items(size_of::<T>());
+    let each_chunk = |f: &mut dyn FnMut(usize, usize, &[T])| {
+        chunks(
+            0,
+            src.len(),
+            max,
+            |a, b| slice_part_end(&src, a, b),
+            |a, b| src.slice(a..b).read(|c| f(a, b, c)),
+        )
+    };
+    // Classified and moved straight from the checkouts (read twice: where
+    // the memory is mapped that costs less than a copy).
+    with_buffers::<T, _>(src.len(), |_, y, ids| {
+        each_chunk(&mut |a, b, c| local.classify(o, c, &mut ids[a..b], &mut counts[1..]));
         for b in 0..kb {
             counts[b + 1] += counts[b];
         }
@@ -533,11 +565,13 @@ fn distribute<T: Pod, O: Order<T>>(
             return;
         }
         let mut at: Vec<u32> = counts[..kb].to_vec();
-        for (v, &id) in x.iter().zip(ids.iter()) {
-            let slot = &mut at[id as usize];
-            y[*slot as usize] = *v;
-            *slot += 1;
-        }
+        each_chunk(&mut |a, b, c| {
+            for (v, &id) in c.iter().zip(&ids[a..b]) {
+                let slot = &mut at[id as usize];
+                y[*slot as usize] = *v;
+                *slot += 1;
+            }
+        });
         store(p, y, dst);
     });
     store(p, &counts, row);
@@ -556,7 +590,6 @@ struct Level<T: Pod, O> {
     blocks: usize,
     starts: GlobalSlice<u64>,
     cols: GlobalSlice<u32>,
-    depth: u32,
 }
 
 impl<T: Pod, O: Order<T>> Level<T, O> {
@@ -576,7 +609,6 @@ impl<T: Pod, O: Order<T>> Level<T, O> {
         let Level { p, a, tmp, o, plan, .. } = self;
         let starts = fetch_vec(p, self.starts.slice(b0..=b1));
         let cols = fetch_vec(p, self.cols.slice(b0 * self.blocks..(b1 + 1) * self.blocks));
-        let mut deeper = Vec::new();
         for b in b0..b1 {
             let (s0, s1) = (starts[b - b0] as usize, starts[b + 1 - b0] as usize);
             let len = s1 - s0;
@@ -594,17 +626,14 @@ impl<T: Pod, O: Order<T>> Level<T, O> {
             };
             match plan {
                 Plan::Radix { least, shift: 0, .. } => {
-                    fill(p, out, o.from_radix_key(least + b as u64));
+                    fill(p, out, o.radix_value(least + b as u64));
                 }
-                _ if len == 1 || plan.settled(b) || len > 4 * target(self.cut) => {
+                _ if len == 1 || plan.settled(b) || self.deeper(b, len) => {
                     let mut at = s0;
                     for l in 0..self.blocks {
                         let src = part(l);
                         copy_global(p, src, a.slice(at..at + src.len()));
                         at += src.len();
-                    }
-                    if len > 1 && !plan.settled(b) {
-                        deeper.push((s0, s1));
                     }
                 }
                 _ => with_buffers::<T, _>(len, |x, y, _| {
@@ -623,16 +652,19 @@ impl<T: Pod, O: Order<T>> Level<T, O> {
                 }),
             }
         }
-        drop(cols);
-        for (s0, s1) in deeper {
-            sort(p, self.cut, a.slice(s0..s1), tmp.slice(s0..s1), o, self.depth + 1);
-        }
+        drop((starts, cols));
+    }
+
+    /// Whether bucket `b` of `len` keys is sorted by another level.
+    fn deeper(&self, b: usize, len: usize) -> bool {
+        len > 4 * target(self.cut) && !self.plan.settled(b)
     }
 }
 
 /// Sorts `x` (radix keys) with `y` (as long) as scratch: an MSD radix
-/// pass on the highest 8 bits in which its keys differ, then each bucket
-/// the same way, down to [`LOCAL_LEAF`] keys (the leaf kernel).
+/// pass on the highest bits in which its keys differ (at most 8, as many
+/// as make buckets of about `LOCAL_LEAF / 2` keys), then each bucket the
+/// same way, down to [`LOCAL_LEAF`] keys (the leaf kernel).
 fn local_radix<T: Pod, O: Order<T>>(o: O, x: &mut [T], y: &mut [T]) {
     if x.len() <= LOCAL_LEAF {
         return o.sort_leaf(x);
@@ -647,7 +679,11 @@ fn local_radix<T: Pod, O: Order<T>>(o: O, x: &mut [T], y: &mut [T]) {
         return;
     }
     let range = most - least;
-    let shift = (64 - range.leading_zeros()).saturating_sub(8);
+    let digit = (x.len() / (LOCAL_LEAF / 2))
+        .next_power_of_two()
+        .trailing_zeros()
+        .clamp(1, 8);
+    let shift = (64 - range.leading_zeros()).saturating_sub(digit);
     let nb = (range >> shift) as usize + 1;
     let mut start = [0usize; 257];
     for v in x.iter() {
@@ -742,7 +778,11 @@ mod tests {
         assert_eq!(bucket_count(1 << 24, 1 << 16), 256);
         assert_eq!(bucket_count(10, 1 << 16), 2);
         assert_eq!(bucket_count(1 << 40, 1), 2048);
-        let p: Plan<u64> = Plan::Radix { least: 0, shift: 0, buckets: 16 };
+        let p: Plan<u64> = Plan::Radix {
+            least: 0,
+            shift: 0,
+            buckets: 16,
+        };
         assert!(p.settled(3) && p.counting() && p.buckets() == 16);
     }
 }

@@ -85,8 +85,8 @@ trait Order<T>: Copy + Send + 'static {
         unreachable!("radix_key of an order without radix keys")
     }
     /// The key whose [`Order::radix_key`] is `k`.
-    fn from_radix_key(&self, _k: u64) -> T {
-        unreachable!("from_radix_key of an order without radix keys")
+    fn radix_value(&self, _k: u64) -> T {
+        unreachable!("radix_value of an order without radix keys")
     }
 }
 
@@ -128,7 +128,7 @@ impl<T: Pod + Ord> Order<T> for Natural {
     fn radix_key(&self, x: &T) -> u64 {
         dist::int_key(x)
     }
-    fn from_radix_key(&self, k: u64) -> T {
+    fn radix_value(&self, k: u64) -> T {
         dist::int_from_key(k)
     }
 }
