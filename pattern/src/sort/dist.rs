@@ -37,12 +37,11 @@
 //! join. A level only ever recurses on a bucket strictly smaller than its
 //! input; after four levels a part is left to the merge sort.
 
-use std::any::TypeId;
 use std::cell::Cell;
 use std::hint::select_unpredictable;
 use std::mem::{align_of, size_of};
 
-use super::Order;
+use super::order::Order;
 use crate::policy::{chunks, fork, mid, Policy, DEFAULT_GRAIN};
 use crate::reduce::Op;
 use crate::source::slice_part_end;
@@ -70,72 +69,6 @@ const fn target(cut: usize) -> usize {
 /// sort's cut-off).
 pub(super) fn applies<T>(cut: usize, n: usize) -> bool {
     size_of::<T>() > 0 && n > 2 * target(cut)
-}
-
-// ---------------------------------------------------------------------
-// Primitive integers as radix keys.
-
-/// Whether `T` is a primitive integer of at most 64 bits (the radix path).
-pub(super) fn is_int<T: 'static>() -> bool {
-    let id = TypeId::of::<T>();
-    [
-        TypeId::of::<u64>(),
-        TypeId::of::<u32>(),
-        TypeId::of::<u16>(),
-        TypeId::of::<u8>(),
-        TypeId::of::<usize>(),
-        TypeId::of::<i64>(),
-        TypeId::of::<i32>(),
-        TypeId::of::<i16>(),
-        TypeId::of::<i8>(),
-        TypeId::of::<isize>(),
-    ]
-    .contains(&id)
-}
-
-/// `x` as a u64 in the same order (signed: the sign bit flipped). For the
-/// types of [`is_int`]; the type tests fold away in each instance.
-#[inline(always)]
-pub(super) fn int_key<T: Pod>(x: &T) -> u64 {
-    macro_rules! unsigned {
-        ($($t:ty),*) => {$(
-            if TypeId::of::<T>() == TypeId::of::<$t>() {
-                return *bytemuck::cast_ref::<T, $t>(x) as u64;
-            }
-        )*};
-    }
-    macro_rules! signed {
-        ($($t:ty),*) => {$(
-            if TypeId::of::<T>() == TypeId::of::<$t>() {
-                return (*bytemuck::cast_ref::<T, $t>(x) as i64 as u64) ^ (1 << 63);
-            }
-        )*};
-    }
-    unsigned!(u64, u32, u16, u8, usize);
-    signed!(i64, i32, i16, i8, isize);
-    unreachable!("int_key of a type that is no primitive integer")
-}
-
-/// The value whose [`int_key`] is `k`.
-#[inline]
-pub(super) fn int_from_key<T: Pod>(k: u64) -> T {
-    macro_rules! unsigned {
-        ($($t:ty),*) => {$(
-            if TypeId::of::<T>() == TypeId::of::<$t>() {
-                return *bytemuck::cast_ref::<$t, T>(&(k as $t));
-            }
-        )*};
-    }
-    macro_rules! signed {
-        ($($t:ty),*) => {$(
-            if TypeId::of::<T>() == TypeId::of::<$t>() {
-                return *bytemuck::cast_ref::<$t, T>(&((k ^ (1 << 63)) as i64 as $t));
-            }
-        )*};
-    }
-    unsigned!(u64, u32, u16, u8, usize);
-    signed!(i64, i32, i16, i8, isize);
-    unreachable!("int_from_key of a type that is no primitive integer")
 }
 
 // ---------------------------------------------------------------------
@@ -456,7 +389,7 @@ pub(super) fn sort<T: Pod, O: Order<T>>(
 ) {
     let n = a.len();
     if !applies::<T>(cut, n) || depth >= MAX_DEPTH {
-        return super::sort(p, cut, a, tmp, o);
+        return super::cilk::sort(p, cut, a, tmp, o);
     }
     let target = target(cut);
     let Some(plan) = plan(p, a, o, target) else {
@@ -709,8 +642,8 @@ fn local_radix<T: Pod, O: Order<T>>(o: O, x: &mut [T], y: &mut [T]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{bucket_count, classify_tree, int_from_key, int_key, local_radix, Plan};
-    use crate::sort::{By, Natural, Order};
+    use super::{bucket_count, classify_tree, local_radix, Plan};
+    use crate::sort::order::{int_from_key, int_key, By, Natural, Order};
 
     #[test]
     fn int_keys_keep_the_order_and_round_trip() {

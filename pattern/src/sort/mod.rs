@@ -38,19 +38,22 @@
 //! and, on first use of the pages, their faults) and frees it after;
 //! [`Policy::sort_unstable_in`] takes the caller's, for repeated or timed sorts.
 
+mod cilk;
 mod dist;
 mod leaf;
 mod merge;
 #[cfg(target_arch = "x86_64")]
 mod network;
+mod order;
 
-use std::any::TypeId;
 use std::cmp::Ordering;
 
 use crate::bytes::alloc_like_input;
-use crate::policy::{fork, Policy};
+use crate::policy::Policy;
 use crate::source::refuse_overlap;
 use crate::{GlobalSlice, Pod};
+use cilk::merge_rec;
+use order::{By, ByKey, Natural, Order};
 
 /// The serial kernels for `u64` keys, for programs that build their own
 /// sorts (e.g. the hand-written cilksort of the benchmarks).
@@ -67,118 +70,6 @@ pub mod kernels {
     /// branch-free chains elsewhere.
     pub fn merge_u64(x: &[u64], y: &[u64], d: &mut [u64]) {
         super::merge::merge_serial(x, y, d)
-    }
-}
-
-/// An order and its serial kernels.
-trait Order<T>: Copy + Send + 'static {
-    fn less(&self, a: &T, b: &T) -> bool;
-    fn sort_leaf(&self, x: &mut [T]);
-    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]);
-    /// Whether keys sort by [`Order::radix_key`] (the distribution sort's
-    /// radix path).
-    fn radix(&self) -> bool {
-        false
-    }
-    /// A u64 in this order (only where [`Order::radix`]).
-    fn radix_key(&self, _x: &T) -> u64 {
-        unreachable!("radix_key of an order without radix keys")
-    }
-    /// The key whose [`Order::radix_key`] is `k`.
-    fn radix_value(&self, _k: u64) -> T {
-        unreachable!("radix_value of an order without radix keys")
-    }
-}
-
-fn is_u64<T: 'static>() -> bool {
-    TypeId::of::<T>() == TypeId::of::<u64>()
-}
-
-/// `T`'s own order (`Ord`), with the u64 kernels when `T` is `u64`.
-#[derive(Clone, Copy)]
-struct Natural;
-
-impl<T: Pod + Ord> Order<T> for Natural {
-    #[inline]
-    fn less(&self, a: &T, b: &T) -> bool {
-        a < b
-    }
-    fn sort_leaf(&self, x: &mut [T]) {
-        if is_u64::<T>() {
-            kernels::sort_u64(bytemuck::cast_slice_mut(x))
-        } else {
-            x.sort_unstable()
-        }
-    }
-    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]) {
-        if is_u64::<T>() {
-            kernels::merge_u64(
-                bytemuck::cast_slice(a),
-                bytemuck::cast_slice(b),
-                bytemuck::cast_slice_mut(d),
-            )
-        } else {
-            merge_by(a, b, d, |x, y| x < y)
-        }
-    }
-    fn radix(&self) -> bool {
-        dist::is_int::<T>()
-    }
-    #[inline(always)]
-    fn radix_key(&self, x: &T) -> u64 {
-        dist::int_key(x)
-    }
-    fn radix_value(&self, k: u64) -> T {
-        dist::int_from_key(k)
-    }
-}
-
-/// By a key.
-#[derive(Clone, Copy)]
-struct ByKey<K>(K);
-
-impl<T: Pod, U: Ord, K: Fn(&T) -> U + Copy + Send + 'static> Order<T> for ByKey<K> {
-    #[inline]
-    fn less(&self, a: &T, b: &T) -> bool {
-        (self.0)(a) < (self.0)(b)
-    }
-    fn sort_leaf(&self, x: &mut [T]) {
-        x.sort_unstable_by_key(self.0)
-    }
-    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]) {
-        merge_by(a, b, d, |x, y| self.less(x, y))
-    }
-}
-
-/// By a comparison.
-#[derive(Clone, Copy)]
-struct By<C>(C);
-
-impl<T: Pod, C: Fn(&T, &T) -> Ordering + Copy + Send + 'static> Order<T> for By<C> {
-    #[inline]
-    fn less(&self, a: &T, b: &T) -> bool {
-        (self.0)(a, b) == Ordering::Less
-    }
-    fn sort_leaf(&self, x: &mut [T]) {
-        x.sort_unstable_by(self.0)
-    }
-    fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]) {
-        merge_by(a, b, d, |x, y| self.less(x, y))
-    }
-}
-
-/// The serial merge of sorted `a` and `b` into `d` (ties: `a` first).
-fn merge_by<T: Copy>(a: &[T], b: &[T], d: &mut [T], less: impl Fn(&T, &T) -> bool) {
-    debug_assert_eq!(a.len() + b.len(), d.len());
-    let (mut i, mut j) = (0, 0);
-    for o in d.iter_mut() {
-        if j >= b.len() || (i < a.len() && !less(&b[j], &a[i])) {
-            *o = a[i];
-            i += 1;
-        } else {
-            *o = b[j];
-            j += 1;
-        }
     }
 }
 
@@ -307,67 +198,10 @@ fn in_scratch<T: Pod, O: Order<T>>(p: Policy, what: &str, a: GlobalSlice<T>, scr
     dist::sort(p, c, a, scratch, o, 0)
 }
 
-/// Sorts `a` with `tmp` (as long) as scratch.
-fn sort<T: Pod, O: Order<T>>(p: Policy, cut: usize, a: GlobalSlice<T>, tmp: GlobalSlice<T>, o: O) {
-    let n = a.len();
-    if n <= cut {
-        a.update(|x| o.sort_leaf(x));
-        return;
-    }
-    let q = n / 4;
-    let (a12, a34) = a.split_at(2 * q);
-    let (a1, a2) = a12.split_at(q);
-    let (a3, a4) = a34.split_at(q);
-    let (t12, t34) = tmp.split_at(2 * q);
-    let (t1, t2) = t12.split_at(q);
-    let (t3, t4) = t34.split_at(q);
-    fork(
-        p,
-        move || fork(p, move || sort(p, cut, a1, t1, o), move || sort(p, cut, a2, t2, o)),
-        move || fork(p, move || sort(p, cut, a3, t3, o), move || sort(p, cut, a4, t4, o)),
-    );
-    fork(
-        p,
-        move || merge_rec(p, cut, a1, a2, t12, o),
-        move || merge_rec(p, cut, a3, a4, t34, o),
-    );
-    merge_rec(p, cut, t12, t34, a, o);
-}
-
-/// Merges sorted `a` and `b` into `dest` (`a.len() + b.len()` long).
-fn merge_rec<T: Pod, O: Order<T>>(
-    p: Policy,
-    cut: usize,
-    a: GlobalSlice<T>,
-    b: GlobalSlice<T>,
-    dest: GlobalSlice<T>,
-    o: O,
-) {
-    let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
-    if a.is_empty() {
-        return;
-    }
-    if a.len() + b.len() <= cut {
-        a.read(|x| b.read(|y| dest.write(|d| o.merge_leaf(x, y, d))));
-        return;
-    }
-    // Split the longer at its middle and the shorter where that key goes.
-    let split_a = a.len() / 2;
-    let pivot = a.get(split_a);
-    let split_b = b.partition_point(|k| o.less(k, &pivot));
-    let (a1, a2) = a.split_at(split_a);
-    let (b1, b2) = b.split_at(split_b);
-    let (d1, d2) = dest.split_at(split_a + split_b);
-    fork(
-        p,
-        move || merge_rec(p, cut, a1, b1, d1, o),
-        move || merge_rec(p, cut, a2, b2, d2, o),
-    );
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{cut, merge_by};
+    use super::cut;
+    use super::order::merge_by;
     use crate::Policy;
 
     #[test]
