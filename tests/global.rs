@@ -201,7 +201,9 @@ fn cilksort(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> serde_jso
 fn cilksort_of_2_pow_20_keys_is_exact_at_every_rank_count() {
     for &n in rank_counts() {
         let json = cilksort(&["-n", &n.to_string()], &["-n", "1048576", "--seed", "5"], &[]);
-        assert!(json["stats"]["spawns"].as_u64().unwrap() > 1000, "{json}");
+        // Parallel all the way: the distribution sort's blocks and buckets
+        // and cilksort's leaves below them are tasks (about 570 at 2^20).
+        assert!(json["stats"]["spawns"].as_u64().unwrap() > 256, "{json}");
     }
     // Odd sizes, below and around the cut-offs, and the serial elision.
     for keys in ["1", "3", "2049", "100003"] {
