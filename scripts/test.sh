@@ -166,7 +166,7 @@ for variant in "${variants[@]}"; do
   selection=()
   case "$variant" in
     smp-am | smp-rdma-emulated)
-      selection=(--lib --bins --test fad --test runtime --test distributed --test global --test misuse --test peers) ;;
+      selection=(--lib --bins --test fad --test runtime --test distributed --test global --test litmus --test misuse --test peers) ;;
   esac
   if "$uat" uat build --release --conduit "$conduit" --fad "$fad" \
      && cargo test --release --workspace --features "$features" --target-dir "target/$variant" "${selection[@]}"; then
