@@ -34,12 +34,12 @@
 //! With `UAT_CACHE=off` nothing is kept: every checkout gets its range and
 //! every write checkout puts it back when it ends.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 use uni_threads::layer::{fatal, fmt_size, Count, Here};
 
+use crate::active::Active;
 use crate::net::net;
-use crate::state::Active;
 
 /// The smallest granule (bytes): a miss fetches at least this much.
 const MIN_GRANULE: usize = 256;
@@ -74,6 +74,13 @@ pub(super) struct Cache {
     /// The mirror's base (0 until the first checkout needs it).
     mirror: usize,
     blocks: HashMap<(u32, usize), Block>,
+    /// Blocks forgotten at an acquire point whose mirror pages stay mapped
+    /// (the next fetch into them costs no page faults), oldest first,
+    /// perhaps held again since or listed twice. Counted with `blocks`
+    /// against the capacity: past it the oldest not held again return their
+    /// pages ([`Cache::trim_mapped`]), so `UAT_CACHE_SIZE` bounds this
+    /// process's resident mirror.
+    mapped: VecDeque<(u32, usize)>,
     /// Blocks with dirty bytes.
     dirty: usize,
     /// Their keys (and perhaps some since cleaned or forgotten; sorted and
@@ -104,6 +111,7 @@ impl Cache {
             ranks,
             mirror: 0,
             blocks: HashMap::new(),
+            mapped: VecDeque::new(),
             dirty: 0,
             dirty_keys: Vec::new(),
             clock: 0,
@@ -495,6 +503,7 @@ impl Cache {
         for key in self.unpinned() {
             self.forget(key, false);
         }
+        self.trim_mapped();
         for (rank, b) in pinned {
             // Bytes under a checkout and bytes still dirty (a write
             // checkout's, kept by the release) stay as they are; held
@@ -596,7 +605,7 @@ impl Cache {
 
     /// Forgets block `key` (clean, no checkout holds it); `evict`: its
     /// mirror pages are returned too (the capacity bound), else kept
-    /// mapped for the next fetch into them.
+    /// mapped for the next fetch into them (listed in `mapped`).
     fn forget(&mut self, (rank, b): (u32, usize), evict: bool) {
         if let Some(x) = self.blocks.remove(&(rank, b)) {
             debug_assert!(x.dirty.is_none() || self.fault == crate::CacheFault::NoWriteBack);
@@ -604,19 +613,42 @@ impl Cache {
                 self.dirty -= 1;
             }
             if evict {
-                let lo = self.heap_lo + b * self.block;
-                let at = self.mirror_addr(rank, lo);
-                let n = self.block.min(self.heap_lo + self.heap_size - lo);
-                // SAFETY: a block of our private mirror (clamped to its
-                // rank's part) that no checkout holds; its pages return to
-                // zero-fill.
-                unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_DONTNEED) };
+                self.return_pages((rank, b));
+            } else {
+                self.mapped.push_back((rank, b));
+            }
+        }
+    }
+
+    /// Returns block `key`'s mirror pages (it is not held).
+    fn return_pages(&mut self, (rank, b): (u32, usize)) {
+        let lo = self.heap_lo + b * self.block;
+        let at = self.mirror_addr(rank, lo);
+        let n = self.block.min(self.heap_lo + self.heap_size - lo);
+        // SAFETY: a block of our private mirror (clamped to its rank's
+        // part) that no checkout holds (it is not in `blocks`, and every
+        // view of a held cache is in a held block); its pages return to
+        // zero-fill.
+        unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_DONTNEED) };
+    }
+
+    /// Returns the pages of the oldest forgotten blocks while the blocks
+    /// held and those still mapped exceed the capacity (a block held again
+    /// keeps its pages: it is counted in `blocks`).
+    fn trim_mapped(&mut self) {
+        while self.blocks.len() + self.mapped.len() > self.capacity {
+            let Some(key) = self.mapped.pop_front() else {
+                break;
+            };
+            if !self.blocks.contains_key(&key) {
+                self.return_pages(key);
             }
         }
     }
 
     /// Evicts the least recently used unpinned block when the cache is full.
     fn make_room(&mut self, w: Here) {
+        self.trim_mapped();
         if self.blocks.len() < self.capacity {
             return;
         }
@@ -634,11 +666,15 @@ impl Cache {
                 fmt_size(self.block)
             ))
         };
-        let mut pending = None;
-        let written = self.write_back(w, key, &[], &mut pending);
-        self.put_run(w, pending);
-        net(w).wait_nbi();
-        w.count(Count::WrittenBytes, written);
+        // An injected fault skips the write-back here too (else a small
+        // cache would write back what the fault withholds).
+        if self.fault != crate::CacheFault::NoWriteBack {
+            let mut pending = None;
+            let written = self.write_back(w, key, &[], &mut pending);
+            self.put_run(w, pending);
+            net(w).wait_nbi();
+            w.count(Count::WrittenBytes, written);
+        }
         self.forget(key, true);
     }
 }

@@ -25,8 +25,9 @@
 //! (`GlobalSlice::from_raw_checked`) must name both, so one that outlived
 //! its block is refused even where the address was handed out again
 //! (unless the 16-bit generations collide). These two header words are
-//! reached only through global atomics (the `native` rule for atomic domain
-//! words). The third is the *check word*: `CHECK_TAG ^ address ^ size word`
+//! read and written by the heap only through global atomics (the `native`
+//! rule for atomic domain words); the cache's fetch of a granule may copy
+//! a neighbour's header bytes into the mirror, where nothing reads them. The third is the *check word*: `CHECK_TAG ^ address ^ size word`
 //! while the block is live, 0 once freed, written by a CPU store where the
 //! header is mapped and by a put elsewhere, never through the atomic domain,
 //! so a checkout reads it with one plain load where the header is mapped
@@ -226,6 +227,14 @@ pub(crate) struct Heap {
 }
 
 impl Heap {
+    /// A global atomic on a header or control word of `rank` (at `remote`,
+    /// its address there: `Here::remote`), reported like every blocking
+    /// operation on another rank's memory (`net::on_rank`: a rank asleep on
+    /// its lifelines is asked to keep polling while it is used).
+    fn apply(&self, w: Here, rank: u32, remote: usize, op: AtomicOp, a: u64, b: u64) -> u64 {
+        crate::net::on_rank(w, rank, || self.atomics.apply(rank, remote, op, a, b))
+    }
+
     /// The zones (arena addresses, the same on every rank).
     pub(crate) fn zones(&self) -> Zones {
         self.local.zones()
@@ -238,10 +247,8 @@ impl Heap {
         let drawn = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
         let generation = (drawn.wrapping_add(u64::from(w.rank()).wrapping_mul(0x9e37)) & 0xffff) as u16;
         let header = w.remote(rank, data - HEADER);
-        self.atomics
-            .apply(rank, header + 8, AtomicOp::Store, size_word(bytes, generation), 0);
-        self.atomics
-            .apply(rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
+        self.apply(w, rank, header + 8, AtomicOp::Store, size_word(bytes, generation), 0);
+        self.apply(w, rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
         Self::write_check(w, rank, data, CHECK_TAG ^ data as u64 ^ size_word(bytes, generation));
         generation
     }
@@ -282,7 +289,7 @@ impl Heap {
     fn mark_free(&self, w: Here, rank: u32, data: usize) -> bool {
         let header = w.remote(rank, data - HEADER);
         let live = LIVE_TAG ^ data as u64;
-        self.atomics.apply(rank, header, AtomicOp::CompareSwap, live, 0) == live
+        self.apply(w, rank, header, AtomicOp::CompareSwap, live, 0) == live
     }
 
     /// Allocates `bytes` in the calling rank's local zone; returns the data's
@@ -317,7 +324,7 @@ impl Heap {
         let need = granules(bytes)
             .and_then(|b| b.checked_add(HEADER))
             .unwrap_or(usize::MAX) as u64;
-        let mut old = self.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+        let mut old = self.apply(w, 0, control, AtomicOp::Load, 0, 0);
         let offset = loop {
             let (live, offset) = (old >> LIVE_SHIFT, old & OFFSET_MASK);
             if need > capacity - offset {
@@ -338,7 +345,7 @@ impl Heap {
                 ));
             }
             let new = ((live + 1) << LIVE_SHIFT) | (offset + need);
-            let seen = self.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+            let seen = self.apply(w, 0, control, AtomicOp::CompareSwap, old, new);
             if seen == old {
                 break offset;
             }
@@ -365,7 +372,8 @@ impl Heap {
         let header_rank = if symmetric { 0 } else { rank };
         // The block's size, as its allocation recorded it (read before the
         // tag is cleared: a block is its size while it is live).
-        let word = self.atomics.apply(
+        let word = self.apply(
+            w,
             header_rank,
             w.remote(header_rank, data - HEADER + 8),
             AtomicOp::Load,
@@ -387,10 +395,10 @@ impl Heap {
             // them: the header, then the data rounded up to granules).
             let start = (data - HEADER - zones.symmetric_data()) as u64;
             let end = start + granules(size as usize).map_or(u64::MAX, |b| (b + HEADER) as u64);
-            let mut old = self.atomics.apply(0, control, AtomicOp::Load, 0, 0);
+            let mut old = self.apply(w, 0, control, AtomicOp::Load, 0, 0);
             loop {
                 let new = control_after_free(old, start, end);
-                let seen = self.atomics.apply(0, control, AtomicOp::CompareSwap, old, new);
+                let seen = self.apply(w, 0, control, AtomicOp::CompareSwap, old, new);
                 if seen == old {
                     return;
                 }
@@ -416,7 +424,7 @@ impl Heap {
             return false;
         }
         let header = w.remote(rank, data - HEADER);
-        self.atomics.apply(rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+        self.apply(w, rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
     }
 
     /// Whether `data` is the data address of a live block of exactly `bytes`
@@ -440,8 +448,8 @@ impl Heap {
             return false;
         }
         let header = w.remote(header_rank, data - HEADER);
-        let tag = self.atomics.apply(header_rank, header, AtomicOp::Load, 0, 0);
-        let size = self.atomics.apply(header_rank, header + 8, AtomicOp::Load, 0, 0);
+        let tag = self.apply(w, header_rank, header, AtomicOp::Load, 0, 0);
+        let size = self.apply(w, header_rank, header + 8, AtomicOp::Load, 0, 0);
         tag == LIVE_TAG ^ data as u64 && size == size_word(bytes, generation)
     }
 

@@ -63,6 +63,7 @@
 //! allocating or an atomic operation over memory a live checkout covers
 //! ends the job before any byte changes.
 
+mod active;
 mod atomic;
 mod cache;
 mod config;

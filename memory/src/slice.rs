@@ -8,9 +8,10 @@ use bytemuck::Pod;
 
 use uni_threads::layer::{fatal, Here};
 
+use crate::active::Active;
 use crate::heap;
 use crate::net::net;
-use crate::state::{mem, Active, Memory};
+use crate::state::{mem, Memory};
 
 /// How an allocation's elements are placed.
 const BLOCK_FLAG: u64 = 1 << 63;

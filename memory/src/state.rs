@@ -6,20 +6,12 @@ use std::cell::{Cell, RefCell};
 
 use uni_threads::layer::{fatal, Here};
 
+use crate::active::Active;
 use crate::{cache, heap};
 
 /// This process's global-memory state ([`Layer::attach`](uni_threads::layer::Layer::attach)'s).
 pub(crate) fn mem(w: Here) -> &'static Memory {
     w.state::<Memory>()
-}
-
-/// An active checkout: `[lo, hi)` of `rank`'s heap (arena addresses).
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Active {
-    pub rank: u32,
-    pub lo: usize,
-    pub hi: usize,
-    pub write: bool,
 }
 
 /// This process's global-memory state (a part of the worker).
