@@ -14,9 +14,11 @@
 //!   against `UAT_CACHE_SIZE`; the least recently used block not in a
 //!   checkout is evicted (written back first if dirty, its mirror pages
 //!   returned). A block holds *granules* of `block / 64` bytes (at least
-//!   [`MIN_GRANULE`]): a miss fetches only the granules a checkout touches
-//!   that are not held, runs of them (across blocks too) with one get
-//!   each, straight into the mirror, around this process's dirty bytes; a
+//!   [`MIN_GRANULE`]): a miss of a read of a block or more fetches only
+//!   the granules it touches that are not held, a smaller read every
+//!   granule of its block not held (neighbouring small records are read
+//!   together), runs of them (across blocks too) with one get each,
+//!   straight into the mirror, around this process's dirty bytes; a
 //!   write checkout fetches nothing (its bytes are marked dirty when it
 //!   starts).
 //! - A write checkout marks its bytes dirty (one bit per byte), and dirty
@@ -219,7 +221,16 @@ impl Cache {
                     },
                 );
             }
-            let touched = self.granules(from, to);
+            // A read smaller than a block fetches every granule of the
+            // block not held yet, as a block cache would: small records
+            // laid out together (a tree's nodes, a list's links) are read
+            // together. A read of a block or more fetches only its own
+            // granules, straight into place.
+            let touched = if fetch && len < self.block {
+                self.granules(0, self.block)
+            } else {
+                self.granules(from, to)
+            };
             // Pinned at once: making room for the next block of this
             // checkout must not evict this one.
             let block = self.blocks.get_mut(&(rank, b)).expect("present");
