@@ -297,14 +297,6 @@ fn force_steal_in_the_environment_makes_a_steal_certain_in_any_program() {
     // the root first spawns one more task (8 spawns: the setting was taken)
     // that waits until the root's continuation is stolen (steals >= 1). The
     // launch prints its run's counters with UAT_VERBOSE.
-    let counter = |out: &JobOutput, name: &str| -> u64 {
-        out.stderr
-            .split(&format!("\"{name}\":"))
-            .nth(1)
-            .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("no {name} in the run stats: {}", out.describe()))
-    };
     for n in multi_rank_counts() {
         let out = run_job_with_env(
             &["-n", &n.to_string()],
@@ -314,9 +306,9 @@ fn force_steal_in_the_environment_makes_a_steal_certain_in_any_program() {
         );
         assert_eq!(out.code, Some(0), "{}", out.describe());
         assert_eq!(out.stdout.trim(), "5", "{}", out.describe());
-        assert_eq!(counter(&out, "spawns"), 8, "{n} ranks: {}", out.describe());
+        assert_eq!(run_counter(&out, "spawns"), 8, "{n} ranks: {}", out.describe());
         assert!(
-            counter(&out, "steals_succeeded") >= 1,
+            run_counter(&out, "steals_succeeded") >= 1,
             "{n} ranks: no steal: {}",
             out.describe()
         );

@@ -73,9 +73,8 @@ pub(crate) extern "C" fn on_keep_polling(_: Token, micros: Arg) {
 /// The asking side: this rank's window and when it last asked each rank
 /// (worker thread only).
 pub(crate) struct KeepPolling {
-    /// The window asked for, µs (0: never ask).
-    window_us: u32,
-    /// The same.
+    /// The window asked for (zero: never ask; at most `MAX_WINDOW`, so
+    /// its µs fit the message's 32-bit argument).
     window: Duration,
     /// Per rank: when it was last asked ([`now`]; 0: never). Ranks whose
     /// segments are mapped here (this one among them) are never asked:
@@ -90,7 +89,6 @@ impl KeepPolling {
         POLL_UNTIL.store(0, Ordering::Relaxed);
         let window = if on { window.min(MAX_WINDOW) } else { Duration::ZERO };
         KeepPolling {
-            window_us: window.as_micros() as u32,
             window,
             last: (0..ranks).map(|_| Cell::new(0)).collect(),
         }
@@ -102,7 +100,7 @@ impl KeepPolling {
     /// it asked.
     #[inline]
     pub(crate) fn served(&self, gasnet: gasnet_sys::Gasnet, rank: u32, since: Instant) -> bool {
-        if self.window_us == 0 {
+        if self.window.is_zero() {
             return false;
         }
         let Some(last) = self.last.get(rank as usize) else {
@@ -120,7 +118,7 @@ impl KeepPolling {
             return false;
         }
         last.set(t);
-        gasnet.request(rank, KEEP_POLLING, &[self.window_us]);
+        gasnet.request(rank, KEEP_POLLING, &[self.window.as_micros() as u32]);
         true
     }
 }
