@@ -36,11 +36,13 @@
 //! With `UAT_CACHE=off` nothing is kept: every checkout gets its range and
 //! every write checkout puts it back when it ends.
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
 
 use uni_threads::layer::{fatal, fmt_size, Count, Here};
 
 use crate::active::Active;
+use crate::dirty::{mask, DirtyBytes};
+use crate::mapped::MappedPages;
 use crate::net::net;
 
 /// The smallest granule (bytes): a miss fetches at least this much.
@@ -53,8 +55,8 @@ struct Block {
     /// not held, every byte of an active checkout is dirty (a write
     /// checkout's, marked when it starts).
     valid: u64,
-    /// One bit per byte written since the last write-back (None: clean).
-    dirty: Option<Box<[u64]>>,
+    /// The bytes written since the last write-back (None: clean).
+    dirty: Option<DirtyBytes>,
     /// When a checkout last used it (the cache's clock).
     used: u64,
     /// Checkouts holding it now (not evictable while > 0).
@@ -75,14 +77,13 @@ pub(super) struct Cache {
     ranks: u32,
     /// The mirror's base (0 until the first checkout needs it).
     mirror: usize,
-    blocks: HashMap<(u32, usize), Block>,
-    /// Blocks forgotten at an acquire point whose mirror pages stay mapped
-    /// (the next fetch into them costs no page faults), oldest first,
-    /// perhaps held again since or listed twice. Counted with `blocks`
-    /// against the capacity: past it the oldest not held again return their
-    /// pages ([`Cache::trim_mapped`]), so `UAT_CACHE_SIZE` bounds this
-    /// process's resident mirror.
-    mapped: VecDeque<(u32, usize)>,
+    blocks: FxHashMap<(u32, usize), Block>,
+    /// Blocks forgotten whose mirror pages stay mapped (the next fetch
+    /// into them costs no page faults), counted with `blocks` against the
+    /// capacity: past it the oldest return their pages
+    /// ([`Cache::trim_mapped`]), so `UAT_CACHE_SIZE` bounds this process's
+    /// resident mirror.
+    mapped: MappedPages,
     /// Blocks with dirty bytes.
     dirty: usize,
     /// Their keys (and perhaps some since cleaned or forgotten; sorted and
@@ -112,8 +113,8 @@ impl Cache {
             heap_size,
             ranks,
             mirror: 0,
-            blocks: HashMap::new(),
-            mapped: VecDeque::new(),
+            blocks: FxHashMap::default(),
+            mapped: MappedPages::default(),
             dirty: 0,
             dirty_keys: Vec::new(),
             clock: 0,
@@ -210,6 +211,8 @@ impl Cache {
             let from = addr.max(blo) - blo;
             let to = (addr + len).min(blo + self.block) - blo;
             if !self.blocks.contains_key(&(rank, b)) {
+                // Its pages (if still mapped) count as held from now on.
+                self.mapped.unlist((rank, b));
                 self.make_room(w);
                 self.blocks.insert(
                     (rank, b),
@@ -254,8 +257,8 @@ impl Cache {
             } else {
                 misses += 1;
             }
-            let dirty = match &self.blocks[&(rank, b)].dirty {
-                Some(bits) if missing != 0 => runs(bits, self.block),
+            let dirty: Vec<(usize, usize)> = match &self.blocks[&(rank, b)].dirty {
+                Some(d) if missing != 0 => d.runs().collect(),
                 _ => Vec::new(),
             };
             let mut m = missing;
@@ -348,14 +351,18 @@ impl Cache {
 
     /// Marks bytes `[from, to)` of held block `key` dirty.
     fn mark_dirty(&mut self, key: (u32, usize), from: usize, to: usize) {
-        let words = self.block / 64;
-        let block = self.blocks.get_mut(&key).expect("held");
-        if block.dirty.is_none() {
-            block.dirty = Some(vec![0u64; words].into_boxed_slice());
-            self.dirty += 1;
-            self.dirty_keys.push(key);
+        if from >= to {
+            return;
         }
-        set_bits(block.dirty.as_mut().expect("set above"), from, to);
+        let block = self.blocks.get_mut(&key).expect("held");
+        match block.dirty.as_mut() {
+            Some(d) => d.mark(from, to),
+            None => {
+                block.dirty = Some(DirtyBytes::new(self.block, from, to));
+                self.dirty += 1;
+                self.dirty_keys.push(key);
+            }
+        }
     }
 
     /// Writes back every dirty byte (a release point) except those inside
@@ -442,20 +449,19 @@ impl Cache {
         held: &[(usize, usize)],
         pending: &mut Option<(u32, usize, usize)>,
     ) -> u64 {
-        let Some(mut bits) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
+        let Some(mut send) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
             return 0;
         };
-        let mut keep: Option<Box<[u64]>> = None;
+        let mut keep: Option<DirtyBytes> = None;
         if !held.is_empty() {
-            let mut send = bits.clone();
-            for &(from, to) in held {
-                clear_bits(&mut send, from, to);
+            let (any, inside) = send.split_off(held);
+            keep = inside;
+            if !any {
+                // Every dirty byte is under a live `&mut`: nothing to send.
+                self.blocks.get_mut(&(rank, b)).expect("present").dirty = keep;
+                self.dirty_keys.push((rank, b));
+                return 0;
             }
-            let rest: Box<[u64]> = bits.iter().zip(send.iter()).map(|(a, s)| a & !s).collect();
-            if rest.iter().any(|&x| x != 0) {
-                keep = Some(rest);
-            }
-            bits = send;
         }
         if let Some(rest) = keep {
             self.blocks.get_mut(&(rank, b)).expect("present").dirty = Some(rest);
@@ -465,7 +471,7 @@ impl Cache {
         }
         let blo = self.heap_lo + b * self.block;
         let mut n = 0;
-        for (from, to) in runs(&bits, self.block) {
+        for (from, to) in send.runs() {
             let (lo, hi) = (blo + from, blo + to);
             match pending {
                 Some((r, _, phi)) if *r == rank && *phi == lo => *phi = hi,
@@ -522,8 +528,8 @@ impl Cache {
             // needed), the rest of the granules they touch refetched now.
             let mut keep = self.held_in_block((rank, b), active, false);
             let block = self.blocks.get_mut(&(rank, b)).expect("present");
-            if let Some(bits) = block.dirty.as_ref() {
-                keep.extend(runs(bits, self.block));
+            if let Some(d) = block.dirty.as_ref() {
+                keep.extend(d.runs());
                 keep.sort_unstable();
             }
             let mut touched = 0;
@@ -601,15 +607,14 @@ impl Cache {
             }
             let block = self.blocks.get_mut(&(rank, b)).expect("present");
             block.valid &= !whole;
-            if let Some(bits) = block.dirty.as_mut() {
-                clear_bits(bits, from, to);
-                if bits.iter().all(|&x| x == 0) {
+            if let Some(d) = block.dirty.as_mut() {
+                if !d.clear(from, to) {
                     block.dirty = None;
                     self.dirty -= 1;
                 }
             }
             if block.valid == 0 && block.pins == 0 && block.dirty.is_none() {
-                self.blocks.remove(&(rank, b));
+                self.forget((rank, b), false);
             }
         }
     }
@@ -626,7 +631,7 @@ impl Cache {
             if evict {
                 self.return_pages((rank, b));
             } else {
-                self.mapped.push_back((rank, b));
+                self.mapped.list((rank, b));
             }
         }
     }
@@ -648,12 +653,10 @@ impl Cache {
     /// keeps its pages: it is counted in `blocks`).
     fn trim_mapped(&mut self) {
         while self.blocks.len() + self.mapped.len() > self.capacity {
-            let Some(key) = self.mapped.pop_front() else {
+            let Some(key) = self.mapped.pop_oldest() else {
                 break;
             };
-            if !self.blocks.contains_key(&key) {
-                self.return_pages(key);
-            }
+            self.return_pages(key);
         }
     }
 
@@ -687,90 +690,5 @@ impl Cache {
             w.count(Count::WrittenBytes, written);
         }
         self.forget(key, true);
-    }
-}
-
-/// Sets bits `[from, to)`.
-fn set_bits(bits: &mut [u64], from: usize, to: usize) {
-    for_bit_words(from, to, |word, mask| bits[word] |= mask);
-}
-
-/// Clears the bits `[from, to)`.
-fn clear_bits(bits: &mut [u64], from: usize, to: usize) {
-    for_bit_words(from, to, |word, mask| bits[word] &= !mask);
-}
-
-/// `f(word, mask)` for each word of the bits `[from, to)`.
-fn for_bit_words(from: usize, to: usize, mut f: impl FnMut(usize, u64)) {
-    let mut i = from;
-    while i < to {
-        let (word, bit) = (i / 64, i % 64);
-        let n = (64 - bit).min(to - i);
-        let mask = if n == 64 { u64::MAX } else { ((1u64 << n) - 1) << bit };
-        f(word, mask);
-        i += n;
-    }
-}
-
-/// The runs `[from, to)` of set bits among the first `len` (a multiple
-/// of 64), a word at a time.
-fn runs(bits: &[u64], len: usize) -> Vec<(usize, usize)> {
-    let mut out: Vec<(usize, usize)> = Vec::new();
-    for (i, &word) in bits[..len / 64].iter().enumerate() {
-        let mut x = word;
-        while x != 0 {
-            let lo = x.trailing_zeros() as usize;
-            let n = (x >> lo).trailing_ones() as usize;
-            x &= !mask(lo, lo + n);
-            let (from, to) = (i * 64 + lo, i * 64 + lo + n);
-            match out.last_mut() {
-                Some(last) if last.1 == from => last.1 = to,
-                _ => out.push((from, to)),
-            }
-        }
-    }
-    out
-}
-
-/// Bits `[lo, hi)` of a u64 (hi ≤ 64).
-fn mask(lo: usize, hi: usize) -> u64 {
-    if hi <= lo {
-        return 0;
-    }
-    let upper = if hi >= 64 { u64::MAX } else { (1u64 << hi) - 1 };
-    upper & !((1u64 << lo) - 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dirty_bits_come_back_as_runs() {
-        let mut bits = vec![0u64; 4];
-        set_bits(&mut bits, 3, 5);
-        set_bits(&mut bits, 60, 130);
-        set_bits(&mut bits, 129, 131);
-        set_bits(&mut bits, 255, 256);
-        assert_eq!(runs(&bits, 256), vec![(3, 5), (60, 131), (255, 256)]);
-        let mut all = vec![0u64; 2];
-        set_bits(&mut all, 0, 128);
-        assert_eq!(all, vec![u64::MAX; 2]);
-        assert_eq!(runs(&all, 128), vec![(0, 128)]);
-        clear_bits(&mut all, 1, 127);
-        assert_eq!(runs(&all, 128), vec![(0, 1), (127, 128)]);
-        clear_bits(&mut bits, 0, 256);
-        assert!(bits.iter().all(|&b| b == 0));
-        set_bits(&mut bits, 63, 65);
-        assert_eq!(runs(&bits, 256), vec![(63, 65)]);
-    }
-
-    #[test]
-    fn masks_cover_their_bits() {
-        assert_eq!(mask(0, 0), 0);
-        assert_eq!(mask(3, 2), 0);
-        assert_eq!(mask(0, 64), u64::MAX);
-        assert_eq!(mask(63, 64), 1 << 63);
-        assert_eq!(mask(1, 3), 0b110);
     }
 }
