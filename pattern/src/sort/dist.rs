@@ -12,7 +12,11 @@
 //!    16th of them a splitter, equal splitters merged — and when some were
 //!    equal, each remaining splitter gets an equality bucket of its own
 //!    (keys equal to it: nothing left to sort there, so few distinct keys
-//!    cost one pass).
+//!    cost one pass). When every sample is a copy, bit for bit, of a
+//!    splitter (integers by any comparison of their values), a counting
+//!    pass checks that every key is: then blocks only count and step 4
+//!    fills each equality bucket with its splitter (no key moves); at the
+//!    first key that is not, the level distributes as below.
 //! 2. **Blocks** (at most 64, in parallel): each block of `a` is checked
 //!    out in bounded chunks (twice), its keys
 //!    classified (samples: a branch-free binary search over the splitters,
@@ -200,15 +204,24 @@ enum Plan<T: Pod> {
     /// Bucket `(key − least) >> shift` of the radix key; `buckets` of them.
     Radix { least: u64, shift: u32, buckets: usize },
     /// Sorted distinct splitters (in global memory); with equality buckets
-    /// when `equal`.
-    Samples { splitters: GlobalSlice<T>, equal: bool },
+    /// when `equal`. `copies`: every key is a copy, bit for bit, of a
+    /// splitter (suggested by the samples, then confirmed by a counting
+    /// pass over the keys, or dropped): blocks only count, and pass 4
+    /// fills each equality bucket with its splitter — a copy is
+    /// indistinguishable from the key it copies, so the sort holds the
+    /// same elements.
+    Samples {
+        splitters: GlobalSlice<T>,
+        equal: bool,
+        copies: bool,
+    },
 }
 
 impl<T: Pod> Plan<T> {
     fn buckets(&self) -> usize {
         match *self {
             Plan::Radix { buckets, .. } => buckets,
-            Plan::Samples { splitters, equal } => {
+            Plan::Samples { splitters, equal, .. } => {
                 let m = splitters.len();
                 if equal {
                     2 * m + 1
@@ -227,10 +240,10 @@ impl<T: Pod> Plan<T> {
         }
     }
 
-    /// Whether blocks only count (every bucket one radix key: pass 4
-    /// fills).
+    /// Whether blocks only count (every bucket one radix key, or every
+    /// key a copy of a splitter: pass 4 fills).
     fn counting(&self) -> bool {
-        matches!(*self, Plan::Radix { shift: 0, .. })
+        matches!(*self, Plan::Radix { shift: 0, .. } | Plan::Samples { copies: true, .. })
     }
 }
 
@@ -282,9 +295,20 @@ fn plan<T: Pod, O: Order<T>>(p: Policy, a: GlobalSlice<T>, o: O, target: usize) 
         }
     }
     let equal = splitters.len() < k - 1;
+    // Few distinct keys whose equals are copies (integers by any
+    // comparison of their values): the samples say whether to try.
+    let copies = equal
+        && samples.iter().all(|x| {
+            let j = splitters.partition_point(|s| o.less(s, x));
+            j < splitters.len() && bytemuck::bytes_of(&splitters[j]) == bytemuck::bytes_of(x)
+        });
     let g = GlobalSlice::<T>::alloc(splitters.len());
     store(p, &splitters, g);
-    Some(Plan::Samples { splitters: g, equal })
+    Some(Plan::Samples {
+        splitters: g,
+        equal,
+        copies,
+    })
 }
 
 /// A plan as a block uses it (the splitters in this process).
@@ -297,7 +321,7 @@ impl<T: Pod> Local<T> {
     fn of(p: Policy, plan: Plan<T>) -> Local<T> {
         match plan {
             Plan::Radix { least, shift, .. } => Local::Radix { least, shift },
-            Plan::Samples { splitters, equal } => Local::Samples {
+            Plan::Samples { splitters, equal, .. } => Local::Samples {
                 splitters: fetch_vec(p, splitters),
                 equal,
             },
@@ -331,16 +355,20 @@ impl<T: Pod> Local<T> {
 fn classify_tree<T: Pod, O: Order<T>>(o: O, s: &[T], equal: bool, xs: &[T], ids: &mut [u16]) {
     let m = s.len();
     debug_assert!(m >= 1);
+    // The search leaves `x ≥ s[base]` unless `base` is 0 (it moves only
+    // to a probe `x` is not less than): one three-way comparison with
+    // `s[base]` then says both `j` and whether `x` equals `s[j − 1]`
+    // (Less: `j = 0`; Equal: `x = s[base]`, `j = base + 1`; Greater:
+    // `j = base + 1`, `x` above `s[j − 1]`).
     let last = |x: &T, base: usize| -> u16 {
-        let j = base + usize::from(!o.less(x, &s[base]));
         let b = if equal {
-            if j > 0 && !o.less(&s[j - 1], x) {
-                2 * j - 1
-            } else {
-                2 * j
+            match o.cmp(x, &s[base]) {
+                std::cmp::Ordering::Less => 0,
+                std::cmp::Ordering::Equal => 2 * base + 1,
+                std::cmp::Ordering::Greater => 2 * base + 2,
             }
         } else {
-            j
+            base + usize::from(!o.less(x, &s[base]))
         };
         b as u16
     };
@@ -400,13 +428,35 @@ pub(super) fn sort<T: Pod, O: Order<T>>(
     let blocks = n.div_ceil(block);
     // 2. Blocks: row `l` of `rows` is block l's bucket offsets (kb + 1).
     let rows = GlobalSlice::<u32>::alloc(blocks * (kb + 1));
-    each(p, 0, blocks, move |l| {
-        let (lo, hi) = (l * block, ((l + 1) * block).min(n));
-        let row = rows.slice(l * (kb + 1)..(l + 1) * (kb + 1));
-        distribute(p, o, plan, a.slice(lo..hi), tmp.slice(lo..hi), row);
-    });
-    if let Plan::Samples { splitters, .. } = plan {
-        splitters.free();
+    let row = move |l: usize| rows.slice(l * (kb + 1)..(l + 1) * (kb + 1));
+    let part = move |l: usize| (l * block)..((l + 1) * block).min(n);
+    let mut plan = plan;
+    if let Plan::Samples {
+        splitters,
+        equal,
+        copies: true,
+    } = plan
+    {
+        // Only count, checking that every key is a copy of a splitter
+        // (a block stops at its first key that is not).
+        let copied = GlobalSlice::<u64>::alloc(blocks);
+        each(p, 0, blocks, move |l| {
+            let all = count_copies(p, plan, a.slice(part(l)), row(l));
+            copied.set(l, u64::from(all));
+        });
+        if !fetch_vec(p, copied).iter().all(|&c| c == 1) {
+            plan = Plan::Samples {
+                splitters,
+                equal,
+                copies: false,
+            };
+        }
+        copied.free();
+    }
+    if !matches!(plan, Plan::Samples { copies: true, .. }) {
+        each(p, 0, blocks, move |l| {
+            distribute(p, o, plan, a.slice(part(l)), tmp.slice(part(l)), row(l));
+        });
     }
     // 3. Offsets: `starts[b]` where bucket b begins in `a`; `cols[b * blocks
     // + l]` where block l's part of bucket b begins in the block (b ≤ kb).
@@ -462,10 +512,114 @@ pub(super) fn sort<T: Pod, O: Order<T>>(
     }
     g_starts.free();
     g_cols.free();
+    if let Plan::Samples { splitters, .. } = plan {
+        splitters.free();
+    }
 }
 
 /// Step 2 for one block: `src` classified into `dst` (the same place in
 /// `tmp`) in bucket order, its bucket offsets into `row`.
+/// Step 2 for a plan whose samples were all copies of splitters: counts
+/// `src`'s keys into `row` (as [`distribute`] does), and returns whether
+/// every key is a copy, bit for bit, of a splitter — false at the first
+/// that is not (then nothing is stored: the caller distributes).
+fn count_copies<T: Pod>(p: Policy, plan: Plan<T>, src: GlobalSlice<T>, row: GlobalSlice<u32>) -> bool {
+    let Local::Samples { splitters, .. } = Local::of(p, plan) else {
+        unreachable!("copies of splitters in a radix plan")
+    };
+    // A copy is found by its bytes (no comparison called): bytes equal to
+    // splitter j's mean equal to it in any order, so bucket 2j + 1.
+    let table = CopyTable::new(&splitters);
+    let kb = plan.buckets();
+    let mut counts = vec![0u32; kb + 1];
+    let mut all = true;
+    chunks(
+        0,
+        src.len(),
+        p.chunk_items(size_of::<T>()),
+        |a, b| slice_part_end(&src, a, b),
+        |a, b| {
+            if all {
+                src.slice(a..b).read(|c| {
+                    for x in c {
+                        let Some(j) = table.find(x) else {
+                            all = false;
+                            return;
+                        };
+                        counts[2 * j + 2] += 1;
+                    }
+                })
+            }
+        },
+    );
+    if !all {
+        return false;
+    }
+    for b in 0..kb {
+        counts[b + 1] += counts[b];
+    }
+    store(p, &counts, row);
+    true
+}
+
+/// Keys found by their bytes: an open-addressing table of the indices of
+/// `keys` (distinct), at most a quarter full.
+struct CopyTable<'a, T> {
+    keys: &'a [T],
+    /// Index + 1 of the key in each slot (0: empty).
+    slots: Vec<u32>,
+    mask: usize,
+}
+
+impl<'a, T: Pod> CopyTable<'a, T> {
+    fn new(keys: &'a [T]) -> Self {
+        let size = (4 * keys.len()).next_power_of_two().max(16);
+        let mut t = CopyTable {
+            keys,
+            slots: vec![0; size],
+            mask: size - 1,
+        };
+        for (j, k) in keys.iter().enumerate() {
+            let mut i = Self::hash(k) & t.mask;
+            while t.slots[i] != 0 {
+                i = (i + 1) & t.mask;
+            }
+            t.slots[i] = j as u32 + 1;
+        }
+        t
+    }
+
+    /// A hash of `x`'s bytes, eight at a time.
+    #[inline]
+    fn hash(x: &T) -> usize {
+        let mut h = 0u64;
+        for c in bytemuck::bytes_of(x).chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            h = (h ^ u64::from_le_bytes(w))
+                .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                .rotate_left(26);
+        }
+        h as usize
+    }
+
+    /// The index of the key whose bytes are `x`'s.
+    #[inline]
+    fn find(&self, x: &T) -> Option<usize> {
+        let mut i = Self::hash(x) & self.mask;
+        loop {
+            let s = self.slots[i] as usize;
+            if s == 0 {
+                return None;
+            }
+            if bytemuck::bytes_of(&self.keys[s - 1]) == bytemuck::bytes_of(x) {
+                return Some(s - 1);
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+}
+
 fn distribute<T: Pod, O: Order<T>>(
     p: Policy,
     o: O,
@@ -561,6 +715,16 @@ impl<T: Pod, O: Order<T>> Level<T, O> {
                 Plan::Radix { least, shift: 0, .. } => {
                     fill(p, out, o.radix_value(least + b as u64));
                 }
+                Plan::Samples {
+                    splitters,
+                    copies: true,
+                    ..
+                } => {
+                    // Every key of the level is a copy of a splitter: only
+                    // equality buckets (odd) hold keys.
+                    debug_assert!(b % 2 == 1);
+                    fill(p, out, splitters.get((b - 1) / 2));
+                }
                 _ if len == 1 || plan.settled(b) || self.deeper(b, len) => {
                     let mut at = s0;
                     for l in 0..self.blocks {
@@ -642,7 +806,7 @@ fn local_radix<T: Pod, O: Order<T>>(o: O, x: &mut [T], y: &mut [T]) {
 
 #[cfg(test)]
 mod tests {
-    use super::{bucket_count, classify_tree, local_radix, Plan};
+    use super::{bucket_count, classify_tree, local_radix, CopyTable, Plan};
     use crate::sort::order::{int_from_key, int_key, By, Natural, Order};
 
     #[test]
@@ -662,11 +826,20 @@ mod tests {
 
     #[test]
     fn the_tree_finds_each_keys_bucket() {
-        let s = [10u64, 20, 30, 40, 50];
-        let xs: Vec<u64> = (0..60).collect();
+        // Every count of splitters from 1 to 17 (the search's depths and
+        // the eight-key and remainder paths), keys below, between, equal
+        // to and above them.
+        for m in 1..=17u64 {
+            let s: Vec<u64> = (1..=m).map(|i| 10 * i).collect();
+            let xs: Vec<u64> = (0..10 * m + 20).collect();
+            check_tree(&s, &xs);
+        }
+    }
+
+    fn check_tree(s: &[u64], xs: &[u64]) {
         for equal in [false, true] {
             let mut ids = vec![0u16; xs.len()];
-            classify_tree(By(|a: &u64, b: &u64| a.cmp(b)), &s, equal, &xs, &mut ids);
+            classify_tree(By(|a: &u64, b: &u64| a.cmp(b)), s, equal, xs, &mut ids);
             for (x, id) in xs.iter().zip(&ids) {
                 let j = s.iter().filter(|v| *v <= x).count();
                 let want = if !equal {
@@ -679,6 +852,27 @@ mod tests {
                 assert_eq!(*id as usize, want, "x={x} equal={equal}");
             }
         }
+    }
+
+    #[test]
+    fn the_copy_table_finds_exactly_its_keys() {
+        for m in [1usize, 2, 15, 16, 17, 100] {
+            let keys: Vec<u64> = (0..m as u64).map(|i| i * 0x1_0000_0001 + 7).collect();
+            let t = CopyTable::new(&keys);
+            for (j, k) in keys.iter().enumerate() {
+                assert_eq!(t.find(k), Some(j));
+            }
+            for x in [0u64, 8, u64::MAX, 0x1_0000_0001 * m as u64 + 7] {
+                assert_eq!(t.find(&x), None, "m={m} x={x}");
+            }
+        }
+        // Keys longer than eight bytes, equal in their first eight.
+        let keys = [[1u64, 2], [1, 3]];
+        let t = CopyTable::new(&keys);
+        assert_eq!(
+            (t.find(&[1, 2]), t.find(&[1, 3]), t.find(&[1, 4])),
+            (Some(0), Some(1), None)
+        );
     }
 
     #[test]

@@ -10,6 +10,9 @@ use crate::Pod;
 /// An order and its serial kernels.
 pub(crate) trait Order<T>: Copy + Send + 'static {
     fn less(&self, a: &T, b: &T) -> bool;
+    /// The three-way comparison whose `Less` is [`Order::less`]: one call
+    /// tells both order and equality.
+    fn cmp(&self, a: &T, b: &T) -> Ordering;
     fn sort_leaf(&self, x: &mut [T]);
     fn merge_leaf(&self, a: &[T], b: &[T], d: &mut [T]);
     /// Whether keys sort by [`Order::radix_key`] (the distribution sort's
@@ -39,6 +42,10 @@ impl<T: Pod + Ord> Order<T> for Natural {
     #[inline]
     fn less(&self, a: &T, b: &T) -> bool {
         a < b
+    }
+    #[inline]
+    fn cmp(&self, a: &T, b: &T) -> Ordering {
+        a.cmp(b)
     }
     fn sort_leaf(&self, x: &mut [T]) {
         if is_u64::<T>() {
@@ -79,6 +86,10 @@ impl<T: Pod, U: Ord, K: Fn(&T) -> U + Copy + Send + 'static> Order<T> for ByKey<
     fn less(&self, a: &T, b: &T) -> bool {
         (self.0)(a) < (self.0)(b)
     }
+    #[inline]
+    fn cmp(&self, a: &T, b: &T) -> Ordering {
+        (self.0)(a).cmp(&(self.0)(b))
+    }
     fn sort_leaf(&self, x: &mut [T]) {
         x.sort_unstable_by_key(self.0)
     }
@@ -95,6 +106,10 @@ impl<T: Pod, C: Fn(&T, &T) -> Ordering + Copy + Send + 'static> Order<T> for By<
     #[inline]
     fn less(&self, a: &T, b: &T) -> bool {
         (self.0)(a, b) == Ordering::Less
+    }
+    #[inline]
+    fn cmp(&self, a: &T, b: &T) -> Ordering {
+        (self.0)(a, b)
     }
     fn sort_leaf(&self, x: &mut [T]) {
         x.sort_unstable_by(self.0)
