@@ -48,6 +48,17 @@ use crate::net::net;
 /// The smallest granule (bytes): a miss fetches at least this much.
 const MIN_GRANULE: usize = 256;
 
+/// This machine's page size.
+fn page_size() -> usize {
+    static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    // SAFETY: sysconf reads a constant of the system.
+    *PAGE.get_or_init(|| {
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .unwrap_or(4096)
+            .max(1)
+    })
+}
+
 /// One cached block.
 struct Block {
     /// One bit per granule whose bytes are held (the rest are fetched
@@ -457,7 +468,9 @@ impl Cache {
             let (any, inside) = send.split_off(held);
             keep = inside;
             if !any {
-                // Every dirty byte is under a live `&mut`: nothing to send.
+                // Every dirty byte is under a live `&mut`: nothing to send
+                // (they all come back in `keep`; the block stays dirty).
+                debug_assert!(keep.is_some());
                 self.blocks.get_mut(&(rank, b)).expect("present").dirty = keep;
                 self.dirty_keys.push((rank, b));
                 return 0;
@@ -520,7 +533,7 @@ impl Cache {
         for key in self.unpinned() {
             self.forget(key, false);
         }
-        self.trim_mapped();
+        self.trim_mapped(0);
         for (rank, b) in pinned {
             // Bytes under a checkout and bytes still dirty (a write
             // checkout's, kept by the release) stay as they are; held
@@ -641,18 +654,27 @@ impl Cache {
         let lo = self.heap_lo + b * self.block;
         let at = self.mirror_addr(rank, lo);
         let n = self.block.min(self.heap_lo + self.heap_size - lo);
-        // SAFETY: a block of our private mirror (clamped to its rank's
-        // part) that no checkout holds (it is not in `blocks`, and every
-        // view of a held cache is in a held block); its pages return to
-        // zero-fill.
-        unsafe { libc::madvise(at as *mut libc::c_void, n, libc::MADV_DONTNEED) };
+        // Only the pages wholly inside the block: where pages are larger
+        // than a block (16K or 64K pages, 4K blocks) a page also holds
+        // neighbouring blocks, perhaps held, and keeps its contents.
+        let page = page_size();
+        let (first, end) = (at.next_multiple_of(page), (at + n) / page * page);
+        if first >= end {
+            return;
+        }
+        // SAFETY: whole pages of a block of our private mirror (clamped to
+        // its rank's part) that no checkout holds (it is not in `blocks`,
+        // and every view of a held cache is in a held block); they return
+        // to zero-fill.
+        unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_DONTNEED) };
     }
 
     /// Returns the pages of the oldest forgotten blocks while the blocks
-    /// held and those still mapped exceed the capacity (a block held again
-    /// keeps its pages: it is counted in `blocks`).
-    fn trim_mapped(&mut self) {
-        while self.blocks.len() + self.mapped.len() > self.capacity {
+    /// held and those still mapped, plus `room` blocks about to be held,
+    /// exceed the capacity (a block held again keeps its pages: it is
+    /// counted in `blocks`).
+    fn trim_mapped(&mut self, room: usize) {
+        while self.blocks.len() + self.mapped.len() + room > self.capacity {
             let Some(key) = self.mapped.pop_oldest() else {
                 break;
             };
@@ -662,7 +684,7 @@ impl Cache {
 
     /// Evicts the least recently used unpinned block when the cache is full.
     fn make_room(&mut self, w: Here) {
-        self.trim_mapped();
+        self.trim_mapped(1);
         if self.blocks.len() < self.capacity {
             return;
         }

@@ -4,7 +4,8 @@
 # pairs (the order alternates every repetition); one JSON line per run
 # appended to runs.jsonl here. Usage (from the repository root):
 #   REPS=5 CONDUITS="udp mpi" docs/results/2026-11-27-cache/measure.sh
-# (FIRST=k REPS=m runs repetitions k..m only, to split a long measurement)
+# (FIRST=k REPS=m runs repetitions k..m only, to split a long measurement;
+# OUT=FILE appends there instead)
 set -u
 here=docs/results/2026-11-27-cache
 reps=${REPS:-5}
@@ -34,7 +35,7 @@ for conduit in $conduits; do
       for c in $order; do
         line=$(env "${env[@]}" UAT_CACHE=$c timeout 300 scripts/run.sh --no-build --conduit "$conduit" --fad native "${flags[@]}" \
           -n 2 -- "target/$conduit-native/release/$prog" "$@" 2>/dev/null | grep '^{' | tail -1)
-        echo "{\"conduit\":\"$conduit\",\"bench\":\"$b\",\"cache\":\"$c\",\"rep\":$r,\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",\"run\":${line:-null}}" >> "$here/runs.jsonl"
+        echo "{\"conduit\":\"$conduit\",\"bench\":\"$b\",\"cache\":\"$c\",\"rep\":$r,\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",\"run\":${line:-null}}" >> "${OUT:-$here/runs.jsonl}"
       done
     done
   done

@@ -363,7 +363,9 @@ fn classify_tree<T: Pod, O: Order<T>>(o: O, s: &[T], equal: bool, xs: &[T], ids:
     let last = |x: &T, base: usize| -> u16 {
         let b = if equal {
             match o.cmp(x, &s[base]) {
-                std::cmp::Ordering::Less => 0,
+                // (0 by the search's invariant; `2 · base` keeps an
+                // inconsistent comparison's key near its place.)
+                std::cmp::Ordering::Less => 2 * base,
                 std::cmp::Ordering::Equal => 2 * base + 1,
                 std::cmp::Ordering::Greater => 2 * base + 2,
             }
@@ -517,8 +519,6 @@ pub(super) fn sort<T: Pod, O: Order<T>>(
     }
 }
 
-/// Step 2 for one block: `src` classified into `dst` (the same place in
-/// `tmp`) in bucket order, its bucket offsets into `row`.
 /// Step 2 for a plan whose samples were all copies of splitters: counts
 /// `src`'s keys into `row` (as [`distribute`] does), and returns whether
 /// every key is a copy, bit for bit, of a splitter — false at the first
@@ -620,6 +620,8 @@ impl<'a, T: Pod> CopyTable<'a, T> {
     }
 }
 
+/// Step 2 for one block: `src` classified into `dst` (the same place in
+/// `tmp`) in bucket order, its bucket offsets into `row`.
 fn distribute<T: Pod, O: Order<T>>(
     p: Policy,
     o: O,
