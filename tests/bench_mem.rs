@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{bin, rank_counts, run_direct, run_job_with_env, two_ranks_apart, JobOutput};
+use common::{bin, cache_settings, rank_counts, run_direct, run_job_with_env, two_ranks_apart, JobOutput};
 
 /// Whether `two_ranks_apart` really puts the ranks' memory apart.
 fn apart() -> bool {
@@ -41,7 +41,7 @@ fn check_uts_mem(json: &serde_json::Value) {
 #[test]
 fn uts_mem_is_exact_at_every_rank_count_with_the_cache_on_and_off() {
     for &n in rank_counts() {
-        for cache in ["on", "off"] {
+        for &cache in cache_settings() {
             for tree in [UTS_SMALL, UTS_BINOMIAL] {
                 let mut args = tree.to_vec();
                 args.push("--force-steal");
@@ -60,7 +60,7 @@ fn uts_mem_is_exact_at_every_rank_count_with_the_cache_on_and_off() {
 #[test]
 fn heat_is_exact_at_every_rank_count_with_the_cache_on_and_off() {
     for &n in rank_counts() {
-        for cache in ["on", "off"] {
+        for &cache in cache_settings() {
             let mut args = HEAT_SMALL.to_vec();
             args.push("--force-steal");
             let json = job("heat", &["-n", &n.to_string()], &args, &[("UAT_CACHE", cache)]);
@@ -86,7 +86,7 @@ fn heat_is_exact_at_every_rank_count_with_the_cache_on_and_off() {
 #[test]
 fn apart_both_are_exact_with_the_cache_on_and_off_and_the_cache_is_used() {
     let (launcher, env) = two_ranks_apart();
-    for cache in ["on", "off"] {
+    for &cache in cache_settings() {
         let mut env = env.clone();
         env.push(("UAT_CACHE", cache));
         let mut uts = UTS_SMALL.to_vec();

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{bin, example, rank_counts, run_job_with_env, two_ranks_apart, JobOutput};
+use common::{bin, cache_settings, example, rank_counts, run_job_with_env, two_ranks_apart, JobOutput};
 
 fn global_memory(launcher: &[&str], args: &[&str], env: &[(&str, &str)]) -> JobOutput {
     run_job_with_env(launcher, &example("global_memory"), args, env)
@@ -26,7 +26,7 @@ fn coherence_holds_at_the_edges_fresh_memory_atomics_and_collectives() {
     // with Release/Acquire reads the data; writes between runs reach their
     // home at a collective and invalidate after one. Cache on and off.
     let (launcher, env) = two_ranks_apart();
-    for cache in ["on", "off"] {
+    for &cache in cache_settings() {
         let mut env = env.clone();
         env.push(("UAT_CACHE", cache));
         let out = run_job_with_env(&launcher, &example("global_coherence"), &[], &env);
@@ -97,13 +97,14 @@ fn freeing_memory_inside_a_checkout_of_it_is_refused() {
 /// end naming the rule; this build refuses every shape: at the checkout
 /// where the allocation's header is mapped here, at the allocation (or the
 /// atomic) elsewhere, before any byte under the checkout changes. One rank,
-/// and 2 ranks apart (the probe on each), the cache on and off.
+/// and 2 ranks apart (the probe on each), the cache on and off (where
+/// memory is apart: `cache_settings`).
 #[test]
 fn a_slice_used_after_its_free_is_refused_before_its_bytes_change() {
     let (launcher, env) = two_ranks_apart();
     let mut setups: Vec<(Vec<&str>, &str, &str)> = vec![(vec!["-n", "1"], "0", "on")];
     for rank in ["0", "1"] {
-        for cache in ["on", "off"] {
+        for &cache in cache_settings() {
             setups.push((launcher.clone(), rank, cache));
         }
     }
@@ -179,7 +180,7 @@ fn over_real_udp_the_cache_is_coherent_and_a_broken_one_is_caught() {
     // memory, without invalidation the third sees a stale cached copy.
     assert_eq!(looks(&[("UAT_CACHE_FAULT", "no-write-back")]), 2);
     assert_eq!(looks(&[("UAT_CACHE_FAULT", "no-invalidate")]), 2);
-    for cache in ["on", "off"] {
+    for &cache in cache_settings() {
         let out = global_memory(
             &udp,
             &["-n", "300000"],

@@ -1,14 +1,15 @@
 //! The litmus matrix (`examples/litmus.rs`): every generated cell's
 //! outcomes within what the consistency model allows, on 4 ranks whose
 //! memory is apart where the conduit allows it (udp over real UDP, mpi
-//! without shared memory; smp shared), cache on and off; the
+//! without shared memory; smp shared), cache on and off (on alone on
+//! smp, where nothing is cached); the
 //! use-after-free probe reads 7 twice or is refused; and over real UDP a
 //! cache broken on purpose (`UAT_CACHE_FAULT`) makes cells fail, so the
 //! matrix can fail.
 
 mod common;
 
-use common::{example, run_job_with_env, two_ranks_apart, JobOutput};
+use common::{cache_settings, example, run_job_with_env, two_ranks_apart, JobOutput};
 use serde_json::Value;
 
 /// Cells of the full matrix: message passing 72 (the probe's publication,
@@ -55,7 +56,7 @@ fn violating(cells: &[Value]) -> Vec<String> {
 #[test]
 fn every_cell_of_the_matrix_sees_only_what_the_model_allows() {
     let (launcher, env) = ranks_apart("4");
-    for cache in ["on", "off"] {
+    for &cache in cache_settings() {
         let mut env = env.clone();
         env.push(("UAT_CACHE", cache));
         let out = litmus(&launcher, &["--reps", "3"], &env);
@@ -117,7 +118,7 @@ fn every_cell_of_the_matrix_sees_only_what_the_model_allows() {
 fn the_use_after_free_probe_reads_7_twice_or_is_refused() {
     let (launcher, env) = two_ranks_apart();
     for home in ["self", "other"] {
-        for cache in ["on", "off"] {
+        for &cache in cache_settings() {
             let mut env = env.clone();
             env.push(("UAT_CACHE", cache));
             let out = litmus(&launcher, &["--probe", "use-after-free", "--home", home], &env);

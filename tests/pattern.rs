@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{example, rank_counts, root, run_job_with_env, two_ranks_apart, JobOutput};
+use common::{cache_settings, example, rank_counts, root, run_job_with_env, two_ranks_apart, JobOutput};
 
 /// A job's launcher arguments and environment.
 type Job = (Vec<String>, Vec<(&'static str, &'static str)>);
@@ -44,7 +44,7 @@ fn every_pattern_equals_its_serial_computation_at_every_rank_count() {
 #[test]
 fn every_pattern_is_exact_at_two_ranks_apart_with_the_cache_on_and_off() {
     let (launcher, env) = two_ranks_apart();
-    for cache in ["on", "off"] {
+    for &cache in cache_settings() {
         let mut env = env.clone();
         env.push(("UAT_CACHE", cache));
         // Sizes up to 4099 (rank boundaries, many leaves and chunks): each
@@ -133,7 +133,7 @@ fn the_tour_of_every_pattern_passes_every_check() {
         .map(|n| (vec!["-n".to_string(), n.to_string()], vec![]))
         .collect();
     let (launcher, env) = two_ranks_apart();
-    for cache in ["on", "off"] {
+    for &cache in cache_settings() {
         let mut env = env.clone();
         env.push(("UAT_CACHE", cache));
         jobs.push((launcher.iter().map(|s| s.to_string()).collect(), env));

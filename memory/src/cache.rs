@@ -51,11 +51,10 @@ const MIN_GRANULE: usize = 256;
 /// This machine's page size.
 fn page_size() -> usize {
     static PAGE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    // SAFETY: sysconf reads a constant of the system.
     *PAGE.get_or_init(|| {
-        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
-            .unwrap_or(4096)
-            .max(1)
+        // SAFETY: sysconf only reads a constant of the system.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(page).unwrap_or(4096).max(1)
     })
 }
 

@@ -130,12 +130,12 @@ fn for_bit_words(
     }
     // Whole words: [first, last).
     let mut first = w0;
-    if from % 64 != 0 {
+    if !from.is_multiple_of(64) {
         part(&mut bits[w0], mask(from % 64, 64));
         first += 1;
     }
     let mut last = w1 + 1;
-    if to % 64 != 0 {
+    if !to.is_multiple_of(64) {
         part(&mut bits[w1], mask(0, to % 64));
         last -= 1;
     }
