@@ -2,8 +2,8 @@
 //! array filled and summed by parallel tasks through checkouts, a task that
 //! returns a 1 MiB result through a global slice, and global atomics
 //! updated by every leaf. Prints one JSON line; exit 1 if anything is
-//! wrong. `misuse spawn-in-checkout` / `misuse double-free` must end the
-//! job with a message.
+//! wrong. `misuse spawn-in-checkout` / `misuse double-free` /
+//! `double-free-stolen` / `stale-free` must end the job with a message.
 //!
 //!     scripts/run.sh -n 4 -- target/smp-native/release/examples/global_memory
 //!     scripts/run.sh --real-udp -n 2 -- target/udp-native/release/examples/global_memory
@@ -160,7 +160,7 @@ struct Options {
     #[arg(long)]
     coherence: bool,
     /// Misuse to commit (the job must end with a message).
-    #[arg(long, value_parser = ["spawn-in-checkout", "double-free"])]
+    #[arg(long, value_parser = ["spawn-in-checkout", "double-free", "double-free-stolen", "stale-free"])]
     misuse: Option<String>,
 }
 
@@ -176,6 +176,30 @@ fn root(o: uat::Cli<Options>) -> Report {
             s.free();
             s.free();
             unreachable!("the second free was refused");
+        }
+        Some("double-free-stolen") => {
+            // A block of rank 0's local zone freed twice by the continuation
+            // of a spawn, which UAT_FORCE_STEAL gives to another rank: the
+            // frees of another rank's block (one compare-and-swap each).
+            let s = GlobalSlice::<u64>::alloc(16);
+            let child = uat::spawn(|| 1u64);
+            s.free();
+            s.free();
+            child.join();
+            unreachable!("the second free was refused");
+        }
+        Some("stale-free") => {
+            // A handle of an earlier generation of an address that was
+            // handed out again: its free must not free the new block.
+            let old = GlobalSlice::<u64>::alloc(16);
+            old.free();
+            let new = GlobalSlice::<u64>::alloc(16);
+            // The same address (the raw handle's first word), another
+            // generation.
+            assert_eq!(new.to_raw()[0], old.to_raw()[0], "the address was handed out again");
+            assert_ne!(new.to_raw(), old.to_raw());
+            old.free();
+            unreachable!("the stale handle's free was refused");
         }
         _ if o.coherence => {
             let (coherent_looks, ranks) = coherence(o.n);

@@ -152,9 +152,21 @@ fn a_checkout_held_across_spawn_is_refused() {
 
 #[test]
 fn a_second_free_is_refused() {
-    let out = global_memory(&["-n", "2"], &["--misuse", "double-free"], &[]);
-    assert_ne!(out.code, Some(0), "{}", out.describe());
-    assert!(out.stderr.contains("was freed twice"), "{}", out.describe());
+    // A distributed slice; a local block freed twice by another rank (the
+    // continuation is stolen: ranks apart where the conduit allows); a
+    // handle of an earlier generation of a reused address.
+    let (apart, env) = two_ranks_apart();
+    let mut stolen = env.clone();
+    stolen.push(("UAT_FORCE_STEAL", "1"));
+    for (launcher, misuse, env) in [
+        (vec!["-n", "2"], "double-free", vec![]),
+        (apart.clone(), "double-free-stolen", stolen),
+        (vec!["-n", "1"], "stale-free", vec![]),
+    ] {
+        let out = global_memory(&launcher, &["--misuse", misuse], &env);
+        assert_ne!(out.code, Some(0), "{misuse}: {}", out.describe());
+        assert!(out.stderr.contains("was freed twice"), "{misuse}: {}", out.describe());
+    }
 }
 
 #[test]

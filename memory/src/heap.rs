@@ -15,11 +15,14 @@
 //!   also counts the live symmetric allocations; the zone is reclaimed as a
 //!   whole when that count returns to zero.
 //!
-//! Every allocation starts with a 64-byte header whose first word holds
-//! `LIVE_TAG ^ address` while the block is allocated: `free` swaps it to 0
-//! with a global compare-and-swap, so a second free of the same block (or a
-//! free of something that is not a block) is caught on the freeing rank,
-//! whichever rank that is, and ends the job with a message. The header's
+//! Every allocation starts with a 64-byte header whose first word, the
+//! *tag*, mixes `LIVE_TAG`, the data address and the size word (below)
+//! while the block is allocated: `free` swaps it to 0 with one global
+//! compare-and-swap against the tag its handle implies, so a second free of
+//! the same block, a free through a handle of an earlier generation of the
+//! same address, or a free of something that is not a block, is caught on
+//! the freeing rank, whichever rank that is, and ends the job with a
+//! message. The header's
 //! second word holds the block's size in bytes and a 16-bit *generation*
 //! (drawn at each allocation): a handle read back from global memory
 //! (`GlobalSlice::from_raw_checked`) must name both, so one that outlived
@@ -29,7 +32,11 @@
 //! rule for atomic domain words); the cache's fetch of a granule may copy
 //! a neighbour's header bytes into the mirror, where nothing reads them. The third is the *check word*: `CHECK_TAG ^ address ^ size word`
 //! while the block is live, 0 once freed, written by a CPU store where the
-//! header is mapped and by a put elsewhere, never through the atomic domain,
+//! header is mapped and by a put elsewhere — for a block of another rank's
+//! local zone, by its home when the GLOBAL_FREE message that returns the
+//! block arrives, before the block can be handed out again (so a remote
+//! free costs one round trip, the compare-and-swap, and one message) —
+//! never through the atomic domain,
 //! so a checkout reads it with one plain load where the header is mapped
 //! (`Heap::freed_here`).
 //!
@@ -52,9 +59,16 @@ use crate::net::net;
 
 /// Bytes of an allocation's header, and the alignment of every allocation.
 pub(crate) const HEADER: usize = 64;
-/// The header word of a live block: this tag mixed with the block's data
-/// address.
+/// Mixed into the header word of a live block ([`live_tag`]).
 const LIVE_TAG: u64 = 0x6c69_7665_0000_0000;
+
+/// The header word of a live block whose data starts at `data` with the
+/// size word `size_word`: never 0 (the word of a freed block), and
+/// different for another generation or size of the same address.
+#[inline]
+fn live_tag(data: usize, size_word: u64) -> u64 {
+    (LIVE_TAG ^ data as u64 ^ size_word.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
+}
 /// The header's third word while the block is live: this tag mixed with the
 /// data address and the size word (0 once freed).
 const CHECK_TAG: u64 = 0x6368_6563_6b00_0000;
@@ -182,6 +196,13 @@ impl LocalHeap {
     /// Returns the block whose data starts at `data` to the free list, or
     /// says why it is not a live block of this zone.
     fn release(&self, data: usize) -> Result<(), &'static str> {
+        self.release_with(data, |_| {})
+    }
+
+    /// [`LocalHeap::release`], calling `before(data)` once the block is
+    /// known to be live and before it is free: under the list's lock, so no
+    /// allocation can hand it out in between.
+    fn release_with(&self, data: usize, before: impl FnOnce(usize)) -> Result<(), &'static str> {
         let (lo, hi) = self.zones.local;
         // `data == hi` is the block of an empty allocation in the zone's last
         // header: a live block like any other.
@@ -193,6 +214,7 @@ impl LocalHeap {
         let Some(len) = l.live.remove(&start) else {
             return Err("not a live block");
         };
+        before(data);
         // Coalesce with the free neighbours.
         let (mut s, mut n) = (start, len);
         if let Some((&ps, &pn)) = l.free.range(..start).next_back() {
@@ -247,8 +269,9 @@ impl Heap {
         let drawn = NEXT_GENERATION.fetch_add(1, Ordering::Relaxed);
         let generation = (drawn.wrapping_add(u64::from(w.rank()).wrapping_mul(0x9e37)) & 0xffff) as u16;
         let header = w.remote(rank, data - HEADER);
-        self.apply(w, rank, header + 8, AtomicOp::Store, size_word(bytes, generation), 0);
-        self.apply(w, rank, header, AtomicOp::Store, LIVE_TAG ^ data as u64, 0);
+        let size = size_word(bytes, generation);
+        self.apply(w, rank, header + 8, AtomicOp::Store, size, 0);
+        self.apply(w, rank, header, AtomicOp::Store, live_tag(data, size), 0);
         Self::write_check(w, rank, data, CHECK_TAG ^ data as u64 ^ size_word(bytes, generation));
         generation
     }
@@ -284,11 +307,12 @@ impl Heap {
         check != CHECK_TAG ^ data as u64 ^ size_word
     }
 
-    /// Clears a block's header word if it is live; false if it was not (freed
-    /// already, or never allocated).
-    fn mark_free(&self, w: Here, rank: u32, data: usize) -> bool {
+    /// Clears a block's header word if it is live with the size word
+    /// `size_word`; false if it was not (freed already, handed out again
+    /// with another generation, or never allocated).
+    fn mark_free(&self, w: Here, rank: u32, data: usize, size_word: u64) -> bool {
         let header = w.remote(rank, data - HEADER);
-        let live = LIVE_TAG ^ data as u64;
+        let live = live_tag(data, size_word);
         self.apply(w, rank, header, AtomicOp::CompareSwap, live, 0) == live
     }
 
@@ -370,24 +394,34 @@ impl Heap {
     /// zone is reclaimed when nothing is live.
     pub(crate) fn free(&self, w: Here, rank: u32, data: usize, symmetric: bool, expect: Option<u64>) {
         let header_rank = if symmetric { 0 } else { rank };
-        // The block's size, as its allocation recorded it (read before the
-        // tag is cleared: a block is its size while it is live).
-        let word = self.apply(
-            w,
-            header_rank,
-            w.remote(header_rank, data - HEADER + 8),
-            AtomicOp::Load,
-            0,
-            0,
-        );
+        // The block's size word: the handle's (the compare-and-swap below
+        // fails unless the header was made with it), or as its allocation
+        // recorded it (read before the tag is cleared: a block is its size
+        // while it is live).
+        let word = match expect {
+            Some(word) => word,
+            None => self.apply(
+                w,
+                header_rank,
+                w.remote(header_rank, data - HEADER + 8),
+                AtomicOp::Load,
+                0,
+                0,
+            ),
+        };
         let size = word & SIZE_MASK;
-        if expect.is_some_and(|e| e != word) || !self.mark_free(w, header_rank, data) {
+        if !self.mark_free(w, header_rank, data, word) {
             fatal(format_args!(
                 "a global slice at {data:#x} (rank {rank}) was freed twice, or is not an allocation: free only what \
                  alloc returned, once"
             ));
         }
-        Self::write_check(w, header_rank, data, 0);
+        // Another rank's local block: its home clears the check word when
+        // the GLOBAL_FREE message arrives (below), before it can hand the
+        // block out again; no round trip here.
+        if symmetric || rank == w.rank() {
+            Self::write_check(w, header_rank, data, 0);
+        }
         if symmetric {
             let zones = self.local.zones();
             let control = w.remote(0, zones.symmetric_control());
@@ -424,7 +458,8 @@ impl Heap {
             return false;
         }
         let header = w.remote(rank, data - HEADER);
-        self.apply(w, rank, header, AtomicOp::Load, 0, 0) == LIVE_TAG ^ data as u64
+        let size = self.apply(w, rank, header + 8, AtomicOp::Load, 0, 0);
+        self.apply(w, rank, header, AtomicOp::Load, 0, 0) == live_tag(data, size)
     }
 
     /// Whether `data` is the data address of a live block of exactly `bytes`
@@ -450,7 +485,8 @@ impl Heap {
         let header = w.remote(header_rank, data - HEADER);
         let tag = self.apply(w, header_rank, header, AtomicOp::Load, 0, 0);
         let size = self.apply(w, header_rank, header + 8, AtomicOp::Load, 0, 0);
-        tag == LIVE_TAG ^ data as u64 && size == size_word(bytes, generation)
+        let want = size_word(bytes, generation);
+        tag == live_tag(data, want) && size == want
     }
 
     /// The handler fuzz's GLOBAL_FREE(data address) requests: around the
@@ -497,7 +533,15 @@ fn control_after_free(old: u64, start: u64, end: u64) -> u64 {
 extern "C" fn on_global_free(token: Token, lo: Arg, hi: Arg) {
     let data = join_u64(lo, hi) as usize;
     let result = match HEAP.get() {
-        Some(heap) => heap.release(data),
+        // The freeing rank cleared the tag; the check word is this rank's
+        // to clear, before the block can be handed out again.
+        Some(heap) => heap.release_with(data, |data| {
+            // SAFETY: the check word of a live block of this rank's local
+            // zone (`release_with` checked it is one), which this process
+            // maps at its arena address for the rest of its life; reached
+            // only by plain stores, puts and loads.
+            unsafe { AtomicU64::from_ptr((data - HEADER + CHECK_WORD) as *mut u64) }.store(0, Ordering::Release)
+        }),
         None => Err("this rank has no global heap yet"),
     };
     if let Err(why) = result {
