@@ -8,7 +8,7 @@
 //!     scripts/run.sh -n 4 -- target/smp-native/release/examples/global_memory
 //!     scripts/run.sh --real-udp -n 2 -- target/udp-native/release/examples/global_memory
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use uat::global::{GlobalAtomicU64, GlobalSlice};
 
@@ -178,11 +178,27 @@ fn root(o: uat::Cli<Options>) -> Report {
             unreachable!("the second free was refused");
         }
         Some("double-free-stolen") => {
-            // A block of rank 0's local zone freed twice by the continuation
-            // of a spawn, which UAT_FORCE_STEAL gives to another rank: the
-            // frees of another rank's block (one compare-and-swap each).
+            // A block of rank 0's local zone freed twice on another rank:
+            // the child spawns (up to 10 s) until the continuation, which
+            // an idle rank steals, has started; the continuation frees the
+            // block (one compare-and-swap each, the first followed by
+            // GLOBAL_FREE). Where nobody steals it, the frees are local and
+            // refused the same way.
             let s = GlobalSlice::<u64>::alloc(16);
-            let child = uat::spawn(|| 1u64);
+            let started = GlobalAtomicU64::new(0);
+            let child = uat::spawn(move || {
+                let t = std::time::Instant::now();
+                // Spawns poll: the thief's requests are served.
+                while started.load(Acquire) == 0 && t.elapsed().as_secs() < 10 {
+                    uat::spawn(|| 0u8).join();
+                }
+            });
+            started.swap(1, Release);
+            eprintln!(
+                "global_memory: freeing rank {}'s block on rank {}",
+                s.home(0),
+                uat::current_rank()
+            );
             s.free();
             s.free();
             child.join();

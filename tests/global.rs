@@ -152,20 +152,26 @@ fn a_checkout_held_across_spawn_is_refused() {
 
 #[test]
 fn a_second_free_is_refused() {
-    // A distributed slice; a local block freed twice by another rank (the
-    // continuation is stolen: ranks apart where the conduit allows); a
-    // handle of an earlier generation of a reused address.
+    // A distributed slice; rank 0's local block freed twice by rank 1 (a
+    // stolen continuation; ranks apart where the conduit allows: one
+    // compare-and-swap and a GLOBAL_FREE message); a handle of an earlier
+    // generation of a reused address.
     let (apart, env) = two_ranks_apart();
-    let mut stolen = env.clone();
-    stolen.push(("UAT_FORCE_STEAL", "1"));
     for (launcher, misuse, env) in [
         (vec!["-n", "2"], "double-free", vec![]),
-        (apart.clone(), "double-free-stolen", stolen),
+        (apart, "double-free-stolen", env),
         (vec!["-n", "1"], "stale-free", vec![]),
     ] {
         let out = global_memory(&launcher, &["--misuse", misuse], &env);
         assert_ne!(out.code, Some(0), "{misuse}: {}", out.describe());
         assert!(out.stderr.contains("was freed twice"), "{misuse}: {}", out.describe());
+        if misuse == "double-free-stolen" {
+            assert!(
+                out.stderr.contains("freeing rank 0's block on rank 1"),
+                "the continuation was stolen: {}",
+                out.describe()
+            );
+        }
     }
 }
 
