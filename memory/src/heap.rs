@@ -19,8 +19,10 @@
 //! *tag*, mixes `LIVE_TAG`, the data address and the size word (below)
 //! while the block is allocated: `free` swaps it to 0 with one global
 //! compare-and-swap against the tag its handle implies, so a second free of
-//! the same block, a free through a handle of an earlier generation of the
-//! same address, or a free of something that is not a block, is caught on
+//! the same block, a free through a slice handle of an earlier generation
+//! of the same address (a `GlobalAtomicU64` keeps no generation: its free
+//! reads the size word first), or a free of something that is not a block,
+//! is caught on
 //! the freeing rank, whichever rank that is, and ends the job with a
 //! message. The header's
 //! second word holds the block's size in bytes and a 16-bit *generation*
@@ -33,9 +35,11 @@
 //! a neighbour's header bytes into the mirror, where nothing reads them. The third is the *check word*: `CHECK_TAG ^ address ^ size word`
 //! while the block is live, 0 once freed, written by a CPU store where the
 //! header is mapped and by a put elsewhere — for a block of another rank's
-//! local zone, by its home when the GLOBAL_FREE message that returns the
-//! block arrives, before the block can be handed out again (so a remote
-//! free costs one round trip, the compare-and-swap, and one message) —
+//! local zone across the network, by its home when the GLOBAL_FREE message
+//! that returns the block arrives, before the block can be handed out again
+//! (so such a free costs one round trip, the compare-and-swap, and one
+//! message; until the message arrives, a checkout of a stale copy on the
+//! home is not refused, but nothing can reuse the block under it) —
 //! never through the atomic domain,
 //! so a checkout reads it with one plain load where the header is mapped
 //! (`Heap::freed_here`).
@@ -416,10 +420,14 @@ impl Heap {
                  alloc returned, once"
             ));
         }
-        // Another rank's local block: its home clears the check word when
-        // the GLOBAL_FREE message arrives (below), before it can hand the
-        // block out again; no round trip here.
-        if symmetric || rank == w.rank() {
+        // The check word: a CPU store where this process maps the header
+        // (its own block, or a shared-memory neighbour's: a later checkout
+        // here of a stale copy is refused at once), a put for a symmetric
+        // block's header elsewhere. Another rank's local block across the
+        // network: its home clears the word when the GLOBAL_FREE message
+        // arrives (below), before it can hand the block out again — no
+        // round trip here.
+        if symmetric || w.mapped(header_rank, data - HEADER + CHECK_WORD).is_some() {
             Self::write_check(w, header_rank, data, 0);
         }
         if symmetric {
@@ -598,6 +606,31 @@ mod tests {
         assert!(h.alloc((1 << 20) - HEADER).is_some());
         assert!(h.alloc(1).is_none());
         assert_eq!(h.release(12345), Err("not a block of this rank's global heap"));
+    }
+
+    #[test]
+    fn the_home_clears_a_check_word_only_for_a_live_block_and_before_it_is_free() {
+        // What GLOBAL_FREE's handler relies on: `before` runs for a live
+        // block only, while the block is still not free (an allocation
+        // cannot hand it out in between: the list's lock is held).
+        let h = LocalHeap::new(zones());
+        let a = h.alloc(100).unwrap();
+        let mut seen = Vec::new();
+        h.release_with(a, |d| {
+            seen.push(d);
+            assert!(h.list.try_lock().is_err(), "called under the list's lock");
+        })
+        .unwrap();
+        assert_eq!(seen, [a]);
+        assert_eq!(
+            h.release_with(a, |_| panic!("not for a freed block")),
+            Err("not a live block")
+        );
+        assert_eq!(
+            h.release_with(12345, |_| panic!("not for a non-block")),
+            Err("not a block of this rank's global heap")
+        );
+        assert_eq!(h.alloc(100), Some(a), "free again after the call");
     }
 
     #[test]

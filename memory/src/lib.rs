@@ -59,7 +59,8 @@
 //! nor free memory another such task may access, nor use a slice or atomic
 //! (any copy of it) after its free. Checked where it costs nothing
 //! measurable: a checkout of an allocation whose header this process maps
-//! ends the job if the allocation was freed; on one thread, freeing,
+//! ends the job if the allocation was freed (freed by a rank across the
+//! network: once its home has the free's message); on one thread, freeing,
 //! allocating or an atomic operation over memory a live checkout covers
 //! ends the job before any byte changes.
 
