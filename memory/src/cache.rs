@@ -462,19 +462,9 @@ impl Cache {
         let Some(mut send) = self.blocks.get_mut(&(rank, b)).and_then(|x| x.dirty.take()) else {
             return 0;
         };
-        let mut keep: Option<DirtyBytes> = None;
-        if !held.is_empty() {
-            let (any, inside) = send.split_off(held);
-            keep = inside;
-            if !any {
-                // Every dirty byte is under a live `&mut`: nothing to send
-                // (they all come back in `keep`; the block stays dirty).
-                debug_assert!(keep.is_some());
-                self.blocks.get_mut(&(rank, b)).expect("present").dirty = keep;
-                self.dirty_keys.push((rank, b));
-                return 0;
-            }
-        }
+        // The bytes under a live `&mut` stay dirty; `send` keeps the rest
+        // (perhaps nothing).
+        let keep = if held.is_empty() { None } else { send.split_off(held) };
         if let Some(rest) = keep {
             self.blocks.get_mut(&(rank, b)).expect("present").dirty = Some(rest);
             self.dirty_keys.push((rank, b));

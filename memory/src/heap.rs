@@ -22,10 +22,8 @@
 //! the same block, a free through a slice handle of an earlier generation
 //! of the same address (a `GlobalAtomicU64` keeps no generation: its free
 //! reads the size word first), or a free of something that is not a block,
-//! is caught on
-//! the freeing rank, whichever rank that is, and ends the job with a
-//! message. The header's
-//! second word holds the block's size in bytes and a 16-bit *generation*
+//! is caught on the freeing rank, whichever rank that is, and ends the job
+//! with a message. The header's second word holds the block's size in bytes and a 16-bit *generation*
 //! (drawn at each allocation): a handle read back from global memory
 //! (`GlobalSlice::from_raw_checked`) must name both, so one that outlived
 //! its block is refused even where the address was handed out again
@@ -73,6 +71,7 @@ const LIVE_TAG: u64 = 0x6c69_7665_0000_0000;
 fn live_tag(data: usize, size_word: u64) -> u64 {
     (LIVE_TAG ^ data as u64 ^ size_word.wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1
 }
+
 /// The header's third word while the block is live: this tag mixed with the
 /// data address and the size word (0 once freed).
 const CHECK_TAG: u64 = 0x6368_6563_6b00_0000;
@@ -276,7 +275,7 @@ impl Heap {
         let size = size_word(bytes, generation);
         self.apply(w, rank, header + 8, AtomicOp::Store, size, 0);
         self.apply(w, rank, header, AtomicOp::Store, live_tag(data, size), 0);
-        Self::write_check(w, rank, data, CHECK_TAG ^ data as u64 ^ size_word(bytes, generation));
+        Self::write_check(w, rank, data, CHECK_TAG ^ data as u64 ^ size);
         generation
     }
 

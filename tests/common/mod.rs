@@ -134,6 +134,14 @@ pub(crate) fn rank_counts() -> &'static [u32] {
 /// real UDP, mpi without shared memory (`GASNET_SUPERNODE_MAXSIZE=1`); on
 /// smp shared (the same answers hold trivially). Launcher arguments and
 /// environment.
+pub(crate) fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
+    match uat::runtime::CONDUIT.name() {
+        "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
+        "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
+        _ => (vec!["-n", "2"], vec![]),
+    }
+}
+
 /// The `UAT_CACHE` values worth a job at [`two_ranks_apart`]: on and off
 /// where the ranks' memory is apart; on smp every rank's memory is mapped,
 /// nothing is ever cached, and a job with the cache off would repeat the
@@ -142,14 +150,6 @@ pub(crate) fn cache_settings() -> &'static [&'static str] {
     match uat::runtime::CONDUIT.name() {
         "smp" => &["on"],
         _ => &["on", "off"],
-    }
-}
-
-pub(crate) fn two_ranks_apart() -> (Vec<&'static str>, Vec<(&'static str, &'static str)>) {
-    match uat::runtime::CONDUIT.name() {
-        "udp" => (vec!["--real-udp", "-n", "2"], vec![]),
-        "mpi" => (vec!["-n", "2"], vec![("GASNET_SUPERNODE_MAXSIZE", "1")]),
-        _ => (vec!["-n", "2"], vec![]),
     }
 }
 
