@@ -24,36 +24,14 @@ struct Options {
     model: ModelArg,
 }
 
-/// A partial placement: occupied columns and diagonals as bit masks.
-#[derive(Clone, Copy)]
-struct Board {
-    n: u32,
-    row: u32,
-    cols: u32,
-    diag_l: u32,
-    diag_r: u32,
-}
+#[path = "nqueens_board.rs"]
+mod nqueens_board;
+use nqueens_board::Board;
 
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 struct Counts {
     solutions: u64,
     nodes: u64,
-}
-
-impl Board {
-    fn free(&self) -> u32 {
-        !(self.cols | self.diag_l | self.diag_r) & ((1u32 << self.n) - 1)
-    }
-
-    fn place(&self, bit: u32) -> Board {
-        Board {
-            n: self.n,
-            row: self.row + 1,
-            cols: self.cols | bit,
-            diag_l: (self.diag_l | bit) << 1,
-            diag_r: (self.diag_r | bit) >> 1,
-        }
-    }
 }
 
 impl Kernel for Board {

@@ -23,12 +23,8 @@ use std::time::Duration;
 
 use gasnet_sys::Gasnet;
 
-/// The worker runs (or steals).
-pub const AWAKE: u64 = 0;
-/// The worker sleeps until woken.
-pub const QUIESCENT: u64 = 1;
-/// The worker sleeps, but must poll once first.
-pub const SERVE: u64 = 2;
+/// The sleep word's values (declared with the lifeline protocol's steps).
+pub use uat_protocol::lifeline::{AWAKE, QUIESCENT, SERVE};
 
 /// Why a sleeping rank is woken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -87,10 +87,10 @@ pub(crate) const ATTENTION_WORD: ControlWord = ControlWord::at(256);
 pub(crate) const SLEEP_WORD: ControlWord = ControlWord::at(320);
 /// The rank (plus one) whose lifeline woke this one; 0: none since read.
 pub(crate) const WOKEN_BY_WORD: ControlWord = ControlWord::at(384);
-/// Lifelines per rank at most (dimensions of the lifeline graph): the
-/// control page holds one slot per lifeline ([`LIFELINE_SLOTS`]), so this
-/// module owns the limit (the setting `UAT_LIFELINES` is checked against it).
-pub(crate) const MAX_LIFELINES: usize = 32;
+/// Lifelines per rank at most (dimensions of the lifeline graph, declared
+/// with the protocol): the control page holds one slot per lifeline
+/// ([`LIFELINE_SLOTS`]; the setting `UAT_LIFELINES` is checked against it).
+pub(crate) use uat_protocol::lifeline::MAX_LIFELINES;
 /// The first of [`MAX_LIFELINES`] words, one per dimension
 /// of the lifeline graph: the rank (plus one) whose lifeline of that
 /// dimension ends here and that waits for work; 0: none.

@@ -89,7 +89,7 @@ mod task_words;
 pub mod testing;
 mod trace;
 mod tsc;
-mod victim;
+use uat_protocol::victim;
 mod worker;
 mod workspan;
 

@@ -5,9 +5,9 @@ use crate::settings::{ConfigError, SettingValue};
 
 // The values of settings whose modules own them (the limits and types are
 // the configured module's; this module reads the settings).
-pub use crate::deque::StealProtocol;
 pub use crate::trace::TraceMode;
 pub use crate::victim::VictimPolicy;
+pub use uat_protocol::deque::StealProtocol;
 
 /// Where pollers are pinned (`UAT_POLLER_CORE`).
 #[derive(Clone, Debug, PartialEq, Eq)]

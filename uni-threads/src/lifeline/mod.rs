@@ -66,15 +66,14 @@
 //! while ([`keep_polling`], [`KEEP_POLLING`]).
 //!
 //! The steps on the words, with the argument that no wake-up is lost:
-//! [`protocol`]; their model test: `tests.rs`.
+//! `uat_protocol::lifeline`; their model test: `tests.rs`.
 
-mod graph;
 pub(crate) mod keep_polling;
-pub(crate) mod protocol;
+pub(crate) use uat_protocol::lifeline as protocol;
 #[cfg(test)]
 mod tests;
 
-pub(crate) use graph::{default_dimensions, graph, incoming};
+pub(crate) use protocol::{default_dimensions, graph, incoming};
 use protocol::{OwnWord, Words};
 
 use std::cell::Cell;
@@ -87,8 +86,8 @@ use am_fad::sleep::AWAKE;
 use gasnet_sys::am::{join_u64, Arg, Handler, Token};
 use gasnet_sys::wait::Patience;
 
-pub(crate) use crate::arena::MAX_LIFELINES;
 use crate::arena::{ControlWord, LIFELINE_SLOTS, SLEEP_WORD, WOKEN_BY_WORD};
+pub(crate) use protocol::MAX_LIFELINES;
 
 /// The longest a sleeping rank goes without polling GASNet: the latency
 /// bound for what reaches it only by message.

@@ -44,8 +44,8 @@ use am_fad::AttentionBits;
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
-use super::graph::{graph, incoming};
 use super::protocol::{self, Look, OwnWord, Words};
+use super::{graph, incoming};
 
 /// Failed steal attempts before quiescing.
 const ATTEMPTS: u32 = 2;

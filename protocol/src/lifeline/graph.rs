@@ -1,5 +1,5 @@
 //! The lifeline graph: the paper's cyclic hypercube over the ranks (see
-//! the module docs of [`crate::lifeline`]).
+//! the module docs of `uni-threads`' lifeline module).
 
 use super::MAX_LIFELINES;
 
@@ -31,13 +31,13 @@ fn radix(ranks: u32, dims: u32) -> u64 {
 }
 
 /// The default dimension: `⌈log2 P⌉` (a binary hypercube, radix 2).
-pub(crate) fn default_dimensions(ranks: u32) -> u32 {
+pub fn default_dimensions(ranks: u32) -> u32 {
     (32 - ranks.saturating_sub(1).leading_zeros()).min(MAX_LIFELINES as u32)
 }
 
 /// The lifelines of `rank`: `(dimension, buddy)` for each dimension that
 /// has one.
-pub(crate) fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
+pub fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
     if ranks < 2 || dims == 0 {
         return Vec::new();
     }
@@ -49,7 +49,7 @@ pub(crate) fn graph(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
 
 /// The lifelines that end at `rank`: `(dimension, the rank they start
 /// from)` (each dimension has at most one: the slot's owner).
-pub(crate) fn incoming(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
+pub fn incoming(rank: u32, ranks: u32, dims: u32) -> Vec<(u32, u32)> {
     (0..ranks)
         .flat_map(|r| graph(r, ranks, dims).into_iter().map(move |(d, b)| (d, b, r)))
         .filter(|&(_, b, _)| b == rank)

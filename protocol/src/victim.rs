@@ -18,7 +18,7 @@
 //!   host it is `random`.
 //!
 //! Lifelines come first in either policy: a rank woken through one steals
-//! from its waker ([`crate::steal::try_steal`]).
+//! from its waker (`uni-threads`' `steal::try_steal`).
 
 use std::cell::{Cell, RefCell};
 
@@ -55,7 +55,7 @@ impl VictimPolicy {
 }
 
 /// A rank's sequence of victims (worker thread only).
-pub(crate) struct Victims {
+pub struct Victims {
     rng: RefCell<SmallRng>,
     policy: VictimPolicy,
     me: u32,
@@ -74,7 +74,7 @@ pub(crate) struct Victims {
 impl Victims {
     /// `host_of[r]`: rank `r`'s host; `sleep_after`: the failed attempts
     /// after which lifelines put a thief to sleep (None: lifelines off).
-    pub(crate) fn new(policy: VictimPolicy, seed: u64, me: u32, host_of: &[u32], sleep_after: Option<u32>) -> Victims {
+    pub fn new(policy: VictimPolicy, seed: u64, me: u32, host_of: &[u32], sleep_after: Option<u32>) -> Victims {
         let mixed = seed ^ (me as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let ranks = host_of.len() as u32;
         let (mut local, mut remote) = (Vec::new(), Vec::new());
@@ -103,7 +103,7 @@ impl Victims {
     }
 
     /// The next victim: a rank other than this one (ranks ≥ 2).
-    pub(crate) fn pick(&self) -> u32 {
+    pub fn pick(&self) -> u32 {
         match self.policy {
             VictimPolicy::Random => self.any_other(),
             VictimPolicy::HostFirst => {
@@ -117,7 +117,7 @@ impl Victims {
 
     /// The attempt on the last victim picked succeeded or failed.
     #[inline]
-    pub(crate) fn outcome(&self, stole: bool) {
+    pub fn outcome(&self, stole: bool) {
         self.failures.set(if stole {
             0
         } else {
@@ -128,7 +128,7 @@ impl Victims {
     /// Starts the count of failures again (a run's start; woken from
     /// quiescence).
     #[inline]
-    pub(crate) fn reset(&self) {
+    pub fn reset(&self) {
         self.failures.set(0);
     }
 

@@ -1,10 +1,11 @@
 //! The lifeline protocol's steps on its words, written once over [`Words`]:
 //! the runtime runs them on the arena's control words (stores where a
-//! rank's segment is mapped, Active Messages elsewhere), the model test
-//! (`tests.rs`) on in-process atomics with a scheduler that interleaves
-//! ranks between any two word accesses.
+//! rank's segment is mapped, Active Messages elsewhere; the protocol in
+//! words is in `uni-threads`' lifeline module, steps 1–4), its model test on
+//! in-process atomics with a scheduler that interleaves ranks between any
+//! two word accesses, and the simulator on simulated ranks.
 //!
-//! **The claim** (module docs of [`crate::lifeline`], steps 1–4): a rank
+//! **The claim**: a rank
 //! never stays asleep while a lifeline buddy holds work it could steal.
 //!
 //! **Why it holds.** A sleeper `s` and its buddy `b`, both through SeqCst
@@ -30,11 +31,23 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
-use am_fad::sleep::{AWAKE, QUIESCENT, SERVE};
+mod graph;
+
+pub use graph::{default_dimensions, graph, incoming};
+
+/// The most lifeline dimensions (slots per rank).
+pub const MAX_LIFELINES: usize = 32;
+
+/// A sleep word's value: the rank is awake (or was woken for work).
+pub const AWAKE: u64 = 0;
+/// A sleep word's value: the rank announced itself and sleeps.
+pub const QUIESCENT: u64 = 1;
+/// A sleep word's value: a message waits for the sleeping rank to poll.
+pub const SERVE: u64 = 2;
 
 /// A word of the rank's own lifeline state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum OwnWord {
+pub enum OwnWord {
     /// [`AWAKE`], [`QUIESCENT`] or [`SERVE`]: the word the rank sleeps on.
     Sleep,
     /// The rank (plus one) that woke this one and the low bits of its TSC
@@ -47,10 +60,10 @@ pub(crate) enum OwnWord {
 
 /// Low bits of a `WokenBy` word: the waker's rank plus one (the high bits
 /// hold the low bits of the waker's TSC at the wake-up).
-pub(crate) const WAKER_BITS: u32 = 20;
+pub const WAKER_BITS: u32 = 20;
 
 /// The waker field of a `WokenBy` word: its rank plus one (0: none).
-pub(crate) fn waker_field(word: u64) -> u64 {
+pub fn waker_field(word: u64) -> u64 {
     word & ((1 << WAKER_BITS) - 1)
 }
 
@@ -62,7 +75,7 @@ pub(crate) fn waker_field(word: u64) -> u64 {
 /// raises of an attention word are release operations (a store of
 /// `REQUEST` by `am_fad::raise_attention`, a `fetch_or` by
 /// `Attention::raise_own`) that the owner's swap acquires.
-pub(crate) trait Words {
+pub trait Words {
     /// One of this rank's words.
     fn own(&self, word: OwnWord) -> &AtomicU64;
     /// Puts `me` in `buddy`'s slot `d`, then raises `buddy`'s attention
@@ -82,7 +95,7 @@ pub(crate) trait Words {
 }
 
 /// Steps 1–2 of quiescing: from here on a wake-up cannot be lost.
-pub(crate) fn announce(words: &impl Words, me: u32, buddies: &[(u32, u32)]) {
+pub fn announce(words: &impl Words, me: u32, buddies: &[(u32, u32)]) {
     words.own(OwnWord::Sleep).store(QUIESCENT, SeqCst);
     for &(d, b) in buddies {
         words.register_at(b, d, me);
@@ -90,33 +103,33 @@ pub(crate) fn announce(words: &impl Words, me: u32, buddies: &[(u32, u32)]) {
 }
 
 /// The end of a sleep, whatever ended it.
-pub(crate) fn awake(words: &impl Words) {
+pub fn awake(words: &impl Words) {
     words.own(OwnWord::Sleep).store(AWAKE, SeqCst);
 }
 
 /// A registration of `source` for slot `d`, arrived by message (the
 /// caller checked that `source` owns the slot): what
 /// [`Words::register_at`]'s stores do where the segment is mapped.
-pub(crate) fn accept_registration(words: &impl Words, d: u32, source: u32) {
+pub fn accept_registration(words: &impl Words, d: u32, source: u32) {
     words.own(OwnWord::Slot(d)).store(source as u64 + 1, SeqCst);
     words.raise_own_attention();
 }
 
 /// A wake-up arrived by message: what [`Words::wake`]'s stores do where
 /// the segment is mapped.
-pub(crate) fn accept_wake(words: &impl Words, tag: u64) {
+pub fn accept_wake(words: &impl Words, tag: u64) {
     words.own(OwnWord::WokenBy).store(tag, SeqCst);
     words.own(OwnWord::Sleep).store(AWAKE, SeqCst);
 }
 
 /// What [`serve_waiting`] did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Served {
+pub struct Served {
     /// Ranks woken.
-    pub(crate) woken: u32,
+    pub woken: u32,
     /// Some rank waits but could not be served (no work to offer): the
     /// caller raises its own word to look again at its next spawn.
-    pub(crate) pending: bool,
+    pub pending: bool,
 }
 
 /// This rank's attention word was raised by another rank (and cleared by
@@ -125,13 +138,7 @@ pub(crate) struct Served {
 /// deque holds entries). `slots`: the dimensions whose lifelines end at
 /// this rank (the others' slots stay empty); `tag` names this rank in a
 /// wake-up.
-pub(crate) fn serve_waiting(
-    words: &impl Words,
-    slots: &[u32],
-    ranks: u32,
-    can_serve: bool,
-    tag: impl Fn() -> u64,
-) -> Served {
+pub fn serve_waiting(words: &impl Words, slots: &[u32], ranks: u32, can_serve: bool, tag: impl Fn() -> u64) -> Served {
     let mut served = Served::default();
     for &d in slots {
         if words.own(OwnWord::Slot(d)).load(SeqCst) == 0 {
@@ -153,7 +160,7 @@ pub(crate) fn serve_waiting(
 
 /// What a sleeping rank's word says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Look {
+pub enum Look {
     /// Woken for work.
     Awake,
     /// A message waits: poll once, then [`served`].
@@ -163,7 +170,7 @@ pub(crate) enum Look {
 }
 
 /// Step 4's look at the sleep word, before every wait.
-pub(crate) fn look(words: &impl Words) -> Look {
+pub fn look(words: &impl Words) -> Look {
     match words.own(OwnWord::Sleep).load(SeqCst) {
         AWAKE => Look::Awake,
         SERVE => Look::Serve,
@@ -172,7 +179,7 @@ pub(crate) fn look(words: &impl Words) -> Look {
 }
 
 /// Polled for [`Look::Serve`]: sleep on (unless woken meanwhile).
-pub(crate) fn served(words: &impl Words) {
+pub fn served(words: &impl Words) {
     let _ = words
         .own(OwnWord::Sleep)
         .compare_exchange(SERVE, QUIESCENT, SeqCst, SeqCst);
@@ -181,7 +188,7 @@ pub(crate) fn served(words: &impl Words) {
 /// After a wait in shared memory, still asleep: a buddy with work that
 /// nobody will wake this rank for (see the module docs), recorded as its
 /// waker so that it is stolen from first.
-pub(crate) fn buddy_to_steal_from(words: &impl Words, buddies: &[(u32, u32)]) -> Option<u32> {
+pub fn buddy_to_steal_from(words: &impl Words, buddies: &[(u32, u32)]) -> Option<u32> {
     if words.own(OwnWord::Sleep).load(SeqCst) != QUIESCENT {
         return None;
     }
@@ -192,7 +199,7 @@ pub(crate) fn buddy_to_steal_from(words: &impl Words, buddies: &[(u32, u32)]) ->
 
 /// The rank that woke this one, once: another rank of the job, stolen
 /// from first.
-pub(crate) fn take_waker(words: &impl Words, me: u32, ranks: u32) -> Option<u32> {
+pub fn take_waker(words: &impl Words, me: u32, ranks: u32) -> Option<u32> {
     if words.own(OwnWord::WokenBy).load(SeqCst) == 0 {
         return None;
     }

@@ -1,0 +1,848 @@
+//! A simulated rank: a coroutine that runs the scheduler's loop, with the
+//! runtime's own protocol steps (`uat_protocol`) over words in simulated
+//! memory.
+//!
+//! **Why a coroutine per rank.** The protocol steps are synchronous
+//! functions (`claim` calls `split_fetch_add` and uses its result), as the
+//! runtime needs them: on GASNet-EX a remote fetch-and-add blocks. A
+//! simulated rank must stop in the middle of such a step until the
+//! simulated reply arrives, while other ranks run. A stackful coroutine
+//! (`corosensei`) does exactly that with the steps unchanged: the words'
+//! remote operations yield to the event loop and return the value their
+//! simulated service produced. Rewriting the steps as resumable state
+//! machines would have made the runtime run a second form of them, or run
+//! a state machine in a loop on its hot path; with a coroutine there is one
+//! form, and the simulator costs one stack per rank.
+//!
+//! **What a rank runs** (the runtime's scheduler, `docs/design/scheduler.md`):
+//! a thread is a stack of frames; a spawn pushes the parent's continuation
+//! (an entry whose `ctx` names the frames' segment) into the real
+//! [`Deque`] and runs the child; when the child returns, a pop either
+//! continues the parent or finds it stolen; a join whose children are not
+//! all done suspends its segment; the scheduler's choices are a resumable
+//! waiter, then stealing (the real [`claim`] and [`release`]), then
+//! lifelines (the real steps of `uat_protocol::lifeline`).
+
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use corosensei::Yielder;
+use uat_protocol::deque::{self, claim, release, Deque, Entry, OwnWords, Thieves, VictimWords};
+use uat_protocol::lifeline::{self as lifeline, Look, OwnWord, Words};
+use uat_protocol::victim::{VictimPolicy, Victims};
+
+use crate::workload::{Step, Task};
+use crate::world::{Fad, Message, Op, Ps, State, World, CAPACITY};
+
+/// A frame: a task in progress.
+#[derive(Clone)]
+pub(crate) struct Frame {
+    step: Step,
+    /// 0: before its first child; then one per child started.
+    phase: u8,
+    parent: Option<usize>,
+    /// Children not yet done.
+    pending: u32,
+    /// The rank its segment is on now.
+    rank: u32,
+    /// A join found children pending: the segment waits.
+    waiting: bool,
+    /// This frame is a spawned child (its parent's continuation was pushed
+    /// just before it started), not an inline call.
+    spawned: bool,
+    /// The segment this frame waits with (while waiting).
+    segment: Vec<usize>,
+}
+
+/// Every frame of the job (frames move between ranks with their segment).
+#[derive(Default)]
+pub(crate) struct Frames {
+    slab: Vec<Option<Frame>>,
+    free: Vec<usize>,
+    /// Segments named by deque entries (`ctx - 1`).
+    segments: Vec<Option<Vec<usize>>>,
+    free_segments: Vec<usize>,
+}
+
+impl Frames {
+    fn add(&mut self, f: Frame) -> usize {
+        match self.free.pop() {
+            Some(i) => {
+                self.slab[i] = Some(f);
+                i
+            }
+            None => {
+                self.slab.push(Some(f));
+                self.slab.len() - 1
+            }
+        }
+    }
+
+    fn get(&mut self, i: usize) -> &mut Frame {
+        self.slab[i].as_mut().expect("a live frame")
+    }
+
+    fn remove(&mut self, i: usize) -> Frame {
+        let f = self.slab[i].take().expect("a live frame");
+        self.free.push(i);
+        f
+    }
+
+    fn park_segment(&mut self, s: Vec<usize>) -> u64 {
+        let i = match self.free_segments.pop() {
+            Some(i) => {
+                self.segments[i] = Some(s);
+                i
+            }
+            None => {
+                self.segments.push(Some(s));
+                self.segments.len() - 1
+            }
+        };
+        i as u64 + 1
+    }
+
+    fn take_segment(&mut self, ctx: u64) -> Vec<usize> {
+        let i = (ctx - 1) as usize;
+        let s = self.segments[i].take().expect("an entry's segment is taken once");
+        self.free_segments.push(i);
+        s
+    }
+}
+
+/// Does `m`'s operation on its target's words (at the target, at `at`).
+pub(crate) fn apply(w: &World, m: &Message, at: Ps) -> u64 {
+    let r = &w.ranks[m.to as usize];
+    let d = &r.deque;
+    let sc = Ordering::SeqCst;
+    match m.op {
+        Op::SplitLoad => d.split.load(sc),
+        Op::SplitFetchAdd(v) => d.split.fetch_add(v, sc),
+        Op::Request => {
+            r.attention.set(true);
+            0
+        }
+        Op::Entry(i) => {
+            // SAFETY: single-threaded simulation; the slot is in bounds
+            // (claims return indices below the capacity).
+            let e = unsafe { *d.slots[i as usize].get() };
+            let mut frames = w.frames.borrow_mut();
+            // The thief now owns the segment: its frames are on its rank.
+            if let Some(Some(seg)) = frames.segments.get((e.ctx - 1) as usize) {
+                for &f in seg.clone().iter() {
+                    frames.get(f).rank = m.from;
+                }
+            }
+            e.ctx
+        }
+        Op::ReleaseEntry(i) => {
+            // SAFETY: as above.
+            unsafe { (*d.slots[i as usize].get()).top = 0 };
+            0
+        }
+        Op::TryLock => (d.lock.compare_exchange(0, 1, sc, sc).is_ok()) as u64,
+        Op::Unlock => {
+            d.lock.store(0, sc);
+            0
+        }
+        Op::HeadAndTail => (d.head.load(sc) << 32) | d.tail.load(sc),
+        Op::PutHead(h) => {
+            d.head.store(h, sc);
+            0
+        }
+        Op::GetTail => d.tail.load(sc),
+        Op::Frames => 0,
+        Op::ChildDone(f) => {
+            child_done(w, f, m.to);
+            0
+        }
+        Op::Register(dim) => {
+            lifeline::accept_registration(
+                &LifelineView {
+                    w,
+                    me: m.to,
+                    at: Cell::new(at),
+                },
+                dim,
+                m.from,
+            );
+            0
+        }
+        Op::Wake(tag) => {
+            lifeline::accept_wake(
+                &LifelineView {
+                    w,
+                    me: m.to,
+                    at: Cell::new(at),
+                },
+                tag,
+            );
+            if r.state.get() == State::Sleeping {
+                w.wake_at(m.to, at);
+            }
+            0
+        }
+        Op::Finished => {
+            r.finished.set(true);
+            if r.state.get() == State::Sleeping {
+                w.wake_at(m.to, at);
+            }
+            0
+        }
+    }
+}
+
+/// A child of frame `f` finished; `f` is on rank `on`.
+fn child_done(w: &World, f: usize, on: u32) {
+    let mut frames = w.frames.borrow_mut();
+    let fr = frames.get(f);
+    fr.pending -= 1;
+    if fr.pending == 0 && fr.waiting {
+        fr.waiting = false;
+        let r = &w.ranks[on as usize];
+        r.resumable.borrow_mut().push(f);
+        // A sleeping rank wakes when a thread suspended there can resume.
+        if r.state.get() == State::Sleeping {
+            w.wake_at(on, r.now.get().max(w.now()));
+        }
+    }
+}
+
+/// A rank's lifeline words as the protocol sees them.
+struct LifelineView<'a> {
+    w: &'a World,
+    me: u32,
+    at: Cell<Ps>,
+}
+
+impl Words for LifelineView<'_> {
+    fn own(&self, word: OwnWord) -> &AtomicU64 {
+        let l = &self.w.ranks[self.me as usize].lifeline;
+        match word {
+            OwnWord::Sleep => &l.sleep,
+            OwnWord::WokenBy => &l.woken_by,
+            OwnWord::Slot(d) => &l.slots[d as usize],
+        }
+    }
+    fn register_at(&self, buddy: u32, d: u32, me: u32) {
+        self.w.send(me, buddy, Op::Register(d), false, 0, self.at.get());
+    }
+    fn wake(&self, thief: u32, tag: u64) {
+        self.w.send(self.me, thief, Op::Wake(tag), false, 0, self.at.get());
+    }
+    fn raise_own_attention(&self) {
+        self.w.ranks[self.me as usize].attention.set(true);
+    }
+    fn buddy_has_work(&self, buddy: u32) -> bool {
+        let w = self.w;
+        w.same_host(self.me, buddy)
+            && !w.sleeping(buddy)
+            && deque::has_shared(&Peek { w, rank: buddy }, w.setup.protocol)
+    }
+}
+
+/// Direct reads of a same-host rank's words (one load each).
+struct Peek<'a> {
+    w: &'a World,
+    rank: u32,
+}
+
+impl VictimWords for Peek<'_> {
+    fn split_load(&self) -> u64 {
+        self.w.ranks[self.rank as usize].deque.split.load(Ordering::SeqCst)
+    }
+    fn head_and_tail(&self) -> (u64, u64) {
+        let d = &self.w.ranks[self.rank as usize].deque;
+        (d.head.load(Ordering::SeqCst), d.tail.load(Ordering::SeqCst))
+    }
+    fn split_fetch_add(&self, _: u64) -> u64 {
+        unreachable!("a peek only reads")
+    }
+    fn request(&self) {}
+    fn entry(&self, _: u64) -> Entry {
+        unreachable!("a peek only reads")
+    }
+    fn release_entry(&self, _: u64) {}
+    fn try_lock(&self) -> bool {
+        false
+    }
+    fn unlock(&self) {}
+    fn put_head(&self, _: u64) {}
+    fn get_tail(&self) -> u64 {
+        0
+    }
+}
+
+/// The coroutine's handle on the simulation.
+pub(crate) struct Ctx<'y> {
+    w: &'y World,
+    me: u32,
+    y: &'y Yielder<(), ()>,
+}
+
+impl Ctx<'_> {
+    fn rank(&self) -> &crate::world::Rank {
+        &self.w.ranks[self.me as usize]
+    }
+
+    fn now(&self) -> Ps {
+        self.rank().now.get()
+    }
+
+    /// Spends `dt` of this rank's CPU; yields when its clock passes the
+    /// next event, so that events are processed in time order.
+    fn advance(&self, dt: Ps) {
+        let r = self.rank();
+        r.now.set(r.now.get() + dt);
+        if r.now.get() > self.w.horizon() {
+            self.w.wake_at(self.me, r.now.get());
+            self.y.suspend(());
+            r.now.set(r.now.get().max(r.busy_until.get()));
+        }
+    }
+
+    /// Sends `op` to `to` and waits for its reply.
+    fn call(&self, to: u32, op: Op, bytes: u64) -> u64 {
+        let r = self.rank();
+        // A blocking operation polls: what waits in the inbox is served.
+        self.poll(false);
+        self.w.send(self.me, to, op, true, bytes, r.now.get());
+        r.state.set(State::Blocked);
+        self.y.suspend(());
+        r.state.set(State::Running);
+        r.now.set(r.now.get().max(r.busy_until.get()));
+        r.reply.get()
+    }
+
+    /// Sends `op` to `to` without waiting.
+    fn post(&self, to: u32, op: Op) {
+        self.w.send(self.me, to, op, false, 0, self.now());
+    }
+
+    /// Serves the messages that arrived by now (a poll).
+    fn poll(&self, empty_cost: bool) {
+        let r = self.rank();
+        let c = &self.w.costs;
+        let cost = if empty_cost {
+            c.poll_empty + c.poll_per_peer * (self.w.setup.ranks as u64 - 1)
+        } else {
+            0
+        };
+        {
+            let mut counters = r.counters.borrow_mut();
+            counters.polls += 1;
+            counters.poll_ps += cost;
+        }
+        r.now.set(r.now.get() + cost);
+        loop {
+            let m = {
+                let mut inbox = r.inbox.borrow_mut();
+                match inbox.front() {
+                    Some(m) if m.arrival <= r.now.get() => inbox.pop_front(),
+                    _ => None,
+                }
+            };
+            let Some(m) = m else { break };
+            let h = c.handler + c.timer;
+            self.w.count_handler(self.me, h);
+            r.now.set(r.now.get() + h);
+            self.w.serve(&m, r.now.get());
+        }
+    }
+}
+
+/// The owner's words, reached by the owner: CPU atomics, or the network's
+/// atomic domain in `native` mode across hosts.
+struct OwnSim<'a, 'y> {
+    ctx: &'a Ctx<'y>,
+}
+
+impl OwnSim<'_, '_> {
+    fn d(&self) -> &crate::world::DequeWords {
+        &self.ctx.rank().deque
+    }
+    fn atomic_cost(&self) {
+        if self.ctx.w.setup.fad == Fad::Native {
+            self.ctx.advance(self.ctx.w.costs.own_atomic);
+        }
+    }
+}
+
+impl OwnWords for OwnSim<'_, '_> {
+    fn tail(&self) -> &AtomicU64 {
+        &self.d().tail
+    }
+    fn head(&self) -> &AtomicU64 {
+        &self.d().head
+    }
+    fn slot(&self, i: u64) -> *mut Entry {
+        self.d().slots[i as usize].get()
+    }
+    fn split_fetch_add(&self, value: u64) -> u64 {
+        self.atomic_cost();
+        self.d().split.fetch_add(value, Ordering::SeqCst)
+    }
+    fn split_load(&self) -> u64 {
+        self.atomic_cost();
+        self.d().split.load(Ordering::SeqCst)
+    }
+    fn split_compare_swap(&self, current: u64, new: u64) -> u64 {
+        self.atomic_cost();
+        match self
+            .d()
+            .split
+            .compare_exchange(current, new, Ordering::SeqCst, Ordering::SeqCst)
+        {
+            Ok(v) | Err(v) => v,
+        }
+    }
+    fn split_store(&self, value: u64) {
+        self.atomic_cost();
+        self.d().split.store(value, Ordering::SeqCst)
+    }
+    fn lock(&self) {
+        loop {
+            self.atomic_cost();
+            if self
+                .d()
+                .lock
+                .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                return;
+            }
+            self.wait();
+        }
+    }
+    fn unlock(&self) {
+        self.d().lock.store(0, Ordering::SeqCst)
+    }
+    fn wait(&self) {
+        self.ctx.poll(true);
+        self.ctx.advance(self.ctx.w.costs.poll_empty.max(10_000));
+    }
+}
+
+/// A thief's view of one victim: every access is a simulated message.
+struct VictimSim<'a, 'y> {
+    ctx: &'a Ctx<'y>,
+    victim: u32,
+}
+
+impl VictimWords for VictimSim<'_, '_> {
+    fn split_load(&self) -> u64 {
+        self.ctx.call(self.victim, Op::SplitLoad, 0)
+    }
+    fn split_fetch_add(&self, value: u64) -> u64 {
+        self.ctx.call(self.victim, Op::SplitFetchAdd(value), 0)
+    }
+    fn request(&self) {
+        self.ctx.post(self.victim, Op::Request)
+    }
+    fn entry(&self, i: u64) -> Entry {
+        let ctx = self.ctx.call(self.victim, Op::Entry(i), 8);
+        Entry { ctx, top: 1 }
+    }
+    fn release_entry(&self, i: u64) {
+        self.ctx.post(self.victim, Op::ReleaseEntry(i))
+    }
+    fn try_lock(&self) -> bool {
+        self.ctx.call(self.victim, Op::TryLock, 0) == 1
+    }
+    fn unlock(&self) {
+        self.ctx.post(self.victim, Op::Unlock)
+    }
+    fn head_and_tail(&self) -> (u64, u64) {
+        let v = self.ctx.call(self.victim, Op::HeadAndTail, 8);
+        (v >> 32, v & 0xffff_ffff)
+    }
+    fn put_head(&self, head: u64) {
+        self.ctx.call(self.victim, Op::PutHead(head), 0);
+    }
+    fn get_tail(&self) -> u64 {
+        self.ctx.call(self.victim, Op::GetTail, 0)
+    }
+}
+
+/// The scheduler loop of rank `me` (the coroutine's body).
+pub(crate) fn run(w: &World, me: u32, y: &Yielder<(), ()>) {
+    let ctx = Ctx { w, me, y };
+    let s = &w.setup;
+    let thieves = if s.ranks > 1 { Thieves::Possible } else { Thieves::None };
+    let deque = Deque::new(OwnSim { ctx: &ctx }, CAPACITY, s.protocol, thieves);
+    let victims = Victims::new(VictimPolicy::Random, s.seed, me, &w.host_table(), s.lifeline_w);
+    let buddies = lifeline::graph(me, s.ranks, lifeline::default_dimensions(s.ranks));
+    let slots: Vec<u32> = lifeline::incoming(me, s.ranks, lifeline::default_dimensions(s.ranks))
+        .into_iter()
+        .map(|(d, _)| d)
+        .collect();
+    let mut worker = Worker {
+        ctx: &ctx,
+        deque,
+        stack: Vec::new(),
+        since_poll: 0,
+        slots,
+    };
+    if me == 0 {
+        let root = w.frames.borrow_mut().add(Frame {
+            step: Step::Leaf,
+            phase: 0,
+            parent: None,
+            pending: 0,
+            rank: 0,
+            waiting: false,
+            spawned: false,
+            segment: Vec::new(),
+        });
+        worker.start(root, s.bench.root());
+        worker.run_stack();
+    }
+    let mut failures = 0u32;
+    while !ctx.rank().finished.get() {
+        // 1. A waiting thread whose children are done (only into an empty
+        // deque: the deque's entries stay one chain).
+        let ready = ctx.rank().resumable.borrow_mut().pop();
+        if let Some(f) = ready {
+            let seg = std::mem::take(&mut w.frames.borrow_mut().get(f).segment);
+            ctx.advance(w.costs.resume);
+            worker.stack = seg;
+            worker.run_stack();
+            continue;
+        }
+        if s.ranks == 1 {
+            ctx.advance(w.costs.sleep_poll);
+            ctx.poll(false);
+            continue;
+        }
+        // 2. Steal.
+        let start = ctx.now();
+        let victim = victims.pick();
+        let stolen = worker.steal_from(victim);
+        victims.outcome(stolen.is_some());
+        ctx.rank().counters.borrow_mut().idle_ps += ctx.now() - start;
+        if let Some(seg) = stolen {
+            failures = 0;
+            worker.stack = seg;
+            worker.run_stack();
+            continue;
+        }
+        failures += 1;
+        // 3. Lifelines.
+        if let Some(limit) = s.lifeline_w {
+            if failures >= limit && !buddies.is_empty() {
+                worker.sleep(&buddies, &victims);
+                failures = 0;
+            }
+        }
+    }
+    ctx.poll(false);
+    ctx.rank().state.set(State::Done);
+}
+
+struct Worker<'a, 'y> {
+    ctx: &'a Ctx<'y>,
+    deque: Deque<OwnSim<'a, 'y>>,
+    /// The running thread's frames, innermost last.
+    stack: Vec<usize>,
+    since_poll: u32,
+    slots: Vec<u32>,
+}
+
+impl Worker<'_, '_> {
+    fn w(&self) -> &World {
+        self.ctx.w
+    }
+
+    /// Fills frame `f` with `task`'s step (following calls) and charges
+    /// its nodes' work.
+    fn start(&mut self, f: usize, mut task: Task) {
+        let w = self.ctx.w;
+        loop {
+            let (node, step) = w.setup.bench.expand(&task);
+            if node {
+                self.ctx.rank().counters.borrow_mut().nodes += 1;
+                self.ctx.advance(w.costs.node);
+            }
+            match step {
+                Step::Call(t) => task = t,
+                other => {
+                    w.frames.borrow_mut().get(f).step = other;
+                    break;
+                }
+            }
+        }
+        self.stack.push(f);
+    }
+
+    /// A spawn point: the attention word and the periodic poll.
+    fn spawn_point(&mut self) {
+        let w = self.ctx.w;
+        let r = self.ctx.rank();
+        self.since_poll += 1;
+        let asked = r.attention.replace(false);
+        let periodic = w.setup.poll_interval > 0 && self.since_poll >= w.setup.poll_interval;
+        if asked || periodic {
+            self.since_poll = 0;
+            self.ctx.poll(periodic || w.setup.fad == Fad::Am);
+            if asked {
+                self.deque.expose();
+                let tag = self.ctx.me as u64 + 1;
+                let view = LifelineView {
+                    w,
+                    me: self.ctx.me,
+                    at: Cell::new(self.ctx.now()),
+                };
+                let served = lifeline::serve_waiting(&view, &self.slots, w.setup.ranks, true, || tag);
+                if served.pending {
+                    r.attention.set(true);
+                }
+            }
+        }
+        self.ctx.advance(w.costs.spawn);
+        r.counters.borrow_mut().spawns += 1;
+    }
+
+    /// Runs the current thread until its stack is empty.
+    fn run_stack(&mut self) {
+        let w = self.ctx.w;
+        while let Some(&f) = self.stack.last() {
+            let (step, phase) = {
+                let mut frames = w.frames.borrow_mut();
+                let fr = frames.get(f);
+                (fr.step, fr.phase)
+            };
+            let next = match (step, phase) {
+                (Step::Join(a, _), 0) | (Step::Spawn2(a, _), 0) => Some((a, true)),
+                (Step::Spawn2(_, b), 1) => Some((b, true)),
+                (Step::Join(_, b), 1) => Some((b, false)),
+                _ => None,
+            };
+            if let Some((task, spawn)) = next {
+                let child = {
+                    let mut frames = w.frames.borrow_mut();
+                    let fr = frames.get(f);
+                    fr.phase += 1;
+                    fr.pending += 1;
+                    frames.add(Frame {
+                        step: Step::Leaf,
+                        phase: 0,
+                        parent: Some(f),
+                        pending: 0,
+                        rank: self.ctx.me,
+                        waiting: false,
+                        spawned: spawn,
+                        segment: Vec::new(),
+                    })
+                };
+                if spawn {
+                    self.spawn_point();
+                    // The continuation: every frame of this thread from its
+                    // last spawned frame up (what the entry's frames hold).
+                    let base = self.segment_base();
+                    let seg: Vec<usize> = self.stack.drain(base..).collect();
+                    let ctx = w.frames.borrow_mut().park_segment(seg);
+                    let pushed = if self.deque.is_empty() {
+                        self.deque.push_bottom(Entry { ctx, top: 1 })
+                    } else {
+                        self.deque.push(Entry { ctx, top: 1 })
+                    };
+                    assert!(pushed, "simulated deque full ({CAPACITY} entries)");
+                }
+                self.start(child, task);
+                continue;
+            }
+            // Every child started: join, then finish.
+            let pending = w.frames.borrow().slab[f].as_ref().expect("live").pending;
+            if pending > 0 {
+                self.suspend(f);
+                continue;
+            }
+            self.finish(f);
+        }
+    }
+
+    /// Where the running thread's segment starts in `stack`: its innermost
+    /// spawned frame (frames above it are inline calls).
+    fn segment_base(&self) -> usize {
+        let frames = self.w().frames.borrow();
+        self.stack
+            .iter()
+            .rposition(|&f| frames.slab[f].as_ref().expect("live").spawned)
+            .unwrap_or(0)
+    }
+
+    /// Frame `f` (innermost) is done.
+    fn finish(&mut self, f: usize) {
+        let w = self.ctx.w;
+        self.stack.pop();
+        let fr = w.frames.borrow_mut().remove(f);
+        let Some(parent) = fr.parent else {
+            // The root: the run is over; every rank learns it by a put.
+            w.finish.set(Some(self.ctx.now()));
+            for r in 0..w.setup.ranks {
+                if r == self.ctx.me {
+                    self.ctx.rank().finished.set(true);
+                } else {
+                    self.ctx.post(r, Op::Finished);
+                }
+            }
+            self.stack.clear();
+            return;
+        };
+        if !fr.spawned {
+            if self.stack.is_empty() {
+                // A resumed or stolen thread's base: its parent's
+                // continuation is not below it; tell the parent wherever
+                // it is.
+                self.notify(parent);
+            } else {
+                // An inline call returns into its parent, below it.
+                child_done(w, parent, self.ctx.me);
+            }
+            return;
+        }
+        // The parent's continuation is the newest entry, unless stolen.
+        match self.deque.pop() {
+            Some(e) => {
+                let seg = w.frames.borrow_mut().take_segment(e.ctx);
+                debug_assert_eq!(seg.last(), Some(&parent));
+                self.stack.extend(seg);
+                child_done(w, parent, self.ctx.me);
+            }
+            None => {
+                self.stack.clear();
+                self.notify(parent);
+            }
+        }
+    }
+
+    fn notify(&self, parent: usize) {
+        let w = self.ctx.w;
+        let on = w.frames.borrow_mut().get(parent).rank;
+        if on == self.ctx.me {
+            child_done(w, parent, on);
+        } else {
+            self.ctx.post(on, Op::ChildDone(parent));
+        }
+    }
+
+    /// Frame `f` joins children still running: its segment waits, and the
+    /// thread below it continues from the deque (or the scheduler).
+    fn suspend(&mut self, f: usize) {
+        let w = self.ctx.w;
+        self.ctx.advance(w.costs.suspend);
+        self.ctx.rank().counters.borrow_mut().suspensions += 1;
+        let base = self.segment_base();
+        let seg: Vec<usize> = self.stack.drain(base..).collect();
+        let spawned_base = w.frames.borrow().slab[seg[0]].as_ref().expect("live").spawned;
+        {
+            let mut frames = w.frames.borrow_mut();
+            let fr = frames.get(f);
+            fr.waiting = true;
+            fr.segment = seg.clone();
+            // The segment resumes as a thread of its own: its base's
+            // completion no longer pops a continuation.
+            frames.get(seg[0]).spawned = false;
+        }
+        if spawned_base {
+            // The continuation below is the newest entry: resume it.
+            match self.deque.pop() {
+                Some(e) => {
+                    let below = w.frames.borrow_mut().take_segment(e.ctx);
+                    self.stack.extend(below);
+                }
+                None => self.stack.clear(),
+            }
+        } else {
+            self.stack.clear();
+        }
+        // A child may have finished meanwhile (a message served above).
+        let resumable = {
+            let mut frames = w.frames.borrow_mut();
+            let fr = frames.get(f);
+            fr.pending == 0 && fr.waiting
+        };
+        if resumable {
+            w.frames.borrow_mut().get(f).waiting = false;
+            self.ctx.rank().resumable.borrow_mut().push(f);
+        }
+    }
+
+    /// One steal attempt from `victim`: the stolen thread's frames, to run.
+    fn steal_from(&mut self, victim: u32) -> Option<Vec<usize>> {
+        let w = self.ctx.w;
+        if w.setup.lifeline_w.is_some() && w.same_host(self.ctx.me, victim) && w.sleeping(victim) {
+            // A sleeping rank has no work: skipped for the cost of a load.
+            self.ctx.advance(w.costs.shm_op);
+            return None;
+        }
+        self.ctx.rank().counters.borrow_mut().steals_attempted += 1;
+        let v = VictimSim { ctx: self.ctx, victim };
+        let mut times = deque::ClaimTimes::default();
+        let claimed = claim(&v, w.setup.protocol, w.setup.empty_check, || 0, &mut times).ok()?;
+        // The frames: one get of their bytes.
+        self.ctx.call(victim, Op::Frames, w.costs.frame_bytes);
+        release(&v, w.setup.protocol, &claimed);
+        self.ctx.advance(w.costs.resume);
+        self.ctx.rank().counters.borrow_mut().steals_succeeded += 1;
+        let mut frames = w.frames.borrow_mut();
+        let seg = frames.take_segment(claimed.entry.ctx);
+        // The stolen thread's base no longer has its parent's continuation
+        // below it: its finish notifies the parent.
+        frames.get(seg[0]).spawned = false;
+        Some(seg)
+    }
+
+    /// Quiesces on the lifelines and sleeps until woken or finished.
+    fn sleep(&mut self, buddies: &[(u32, u32)], victims: &Victims) {
+        let w = self.ctx.w;
+        let me = self.ctx.me;
+        let view = LifelineView {
+            w,
+            me,
+            at: Cell::new(self.ctx.now()),
+        };
+        lifeline::announce(&view, me, buddies);
+        for &(_, b) in buddies {
+            if let Some(seg) = self.steal_from(b) {
+                lifeline::awake(&view);
+                self.stack = seg;
+                self.run_stack();
+                return;
+            }
+        }
+        self.ctx.rank().counters.borrow_mut().sleeps += 1;
+        let r = self.ctx.rank();
+        loop {
+            if r.finished.get() || !r.resumable.borrow().is_empty() {
+                break;
+            }
+            match lifeline::look(&view) {
+                Look::Awake => break,
+                Look::Serve => {
+                    self.ctx.poll(false);
+                    lifeline::served(&view);
+                }
+                Look::Asleep => {
+                    r.state.set(State::Sleeping);
+                    let until = self.ctx.now() + w.costs.sleep_poll;
+                    w.wake_at(me, until);
+                    self.ctx.y.suspend(());
+                    r.state.set(State::Running);
+                    self.ctx.poll(false);
+                    if lifeline::buddy_to_steal_from(&view, buddies).is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        lifeline::awake(&view);
+        victims.reset();
+        if let Some(waker) = lifeline::take_waker(&view, me, w.setup.ranks) {
+            if let Some(seg) = self.steal_from(waker) {
+                self.stack = seg;
+                self.run_stack();
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Runs one simulated job and reports what the runtime's JSON would.
+
+use corosensei::stack::DefaultStack;
+use corosensei::{Coroutine, CoroutineResult};
+use serde_json::json;
+
+use crate::machine::{Machine, MachineError};
+use crate::world::{Costs, Event, Ps, Setup, State, World};
+
+/// What a simulated job did.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    /// Simulated time from the run's start to the root's finish (s).
+    pub time_s: f64,
+    /// Nodes of the benchmark's tree (checked against a serial walk).
+    pub nodes: u64,
+    /// Spawns, over all ranks.
+    pub spawns: u64,
+    /// Steal attempts (each a victim chosen), over all ranks.
+    pub steals_attempted: u64,
+    /// Successful steals.
+    pub steals_succeeded: u64,
+    /// CPU time in message handlers and polls at spawns, over all ranks (s).
+    pub msg_handling_s: f64,
+    /// `msg_handling_s` over the ranks' total time.
+    pub handler_share: f64,
+    /// Idle time (stealing), over all ranks (s).
+    pub idle_s: f64,
+    /// Times a rank went to sleep on its lifelines.
+    pub sleeps: u64,
+    /// Events processed.
+    pub events: u64,
+}
+
+impl Outcome {
+    /// The JSON fields (the runtime's names where it has them).
+    pub fn json(&self) -> serde_json::Value {
+        json!({
+            "time_s": self.time_s,
+            "nodes": self.nodes,
+            "spawns": self.spawns,
+            "steals_attempted": self.steals_attempted,
+            "steals_succeeded": self.steals_succeeded,
+            "msg_handling_s": self.msg_handling_s,
+            "handler_share": self.handler_share,
+            "idle_s": self.idle_s,
+            "sleeps": self.sleeps,
+            "events": self.events,
+        })
+    }
+}
+
+/// Simulates `setup` on `machine`.
+pub fn simulate(machine: &Machine, setup: Setup) -> Result<Outcome, MachineError> {
+    if setup.ranks == 0 {
+        return Err(MachineError("--ranks must be at least 1".into()));
+    }
+    let conduit = machine.conduit(&setup.conduit)?;
+    let costs = Costs::new(machine, conduit, &setup.bench);
+    let world: &'static World = Box::leak(Box::new(World::new(setup, costs)));
+    let outcome = drive(world);
+    let outcome = outcome.map_err(MachineError);
+    // SAFETY: every coroutine borrowing `world` has returned or been
+    // dropped inside `drive`; nothing else holds the reference.
+    drop(unsafe { Box::from_raw(world as *const World as *mut World) });
+    outcome
+}
+
+fn drive(w: &'static World) -> Result<Outcome, String> {
+    let n = w.setup.ranks;
+    let mut coroutines: Vec<Option<Coroutine<(), (), (), DefaultStack>>> = (0..n)
+        .map(|me| {
+            let stack = DefaultStack::new(256 * 1024).expect("a coroutine stack");
+            Some(Coroutine::with_stack(stack, move |y, ()| crate::rank::run(w, me, y)))
+        })
+        .collect();
+    for r in 0..n {
+        w.wake_at(r, 0);
+    }
+    let mut events = 0u64;
+    while let Some((t, e)) = w.pop() {
+        events += 1;
+        if events == 2_000_000 && std::env::var_os("UAT_SIM_DEBUG").is_some() {
+            for (i, r) in w.ranks.iter().enumerate() {
+                eprintln!(
+                    "rank {i}: {:?} now {} finished {} sleep {:?} resumable {:?} stack? ",
+                    r.state.get(),
+                    r.now.get(),
+                    r.finished.get(),
+                    r.lifeline.sleep,
+                    r.resumable.borrow()
+                );
+            }
+            eprintln!("finish {:?} t {t}", w.finish.get());
+            std::process::exit(3);
+        }
+        match e {
+            Event::Arrive(i) => w.arrive(i, t),
+            Event::Resume { rank, generation } => {
+                let r = &w.ranks[rank as usize];
+                if r.generation.get() != generation || r.state.get() == State::Done {
+                    continue;
+                }
+                if r.busy_until.get() > t && r.state.get() == State::Blocked {
+                    w.wake_at(rank, r.busy_until.get());
+                    continue;
+                }
+                r.now.set(r.now.get().max(t));
+                let co = coroutines[rank as usize].as_mut().expect("a live coroutine");
+                if let CoroutineResult::Return(()) = co.resume(()) {
+                    r.state.set(State::Done);
+                    coroutines[rank as usize] = None;
+                }
+            }
+        }
+    }
+    let stuck: Vec<String> = w
+        .ranks
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| coroutines[*i].is_some())
+        .map(|(i, r)| format!("rank {i} {:?} at {} ps", r.state.get(), r.now.get()))
+        .collect();
+    if !stuck.is_empty() {
+        return Err(format!(
+            "the simulation ran out of events with ranks not finished (a lost message or wake-up): {}",
+            stuck.join(", ")
+        ));
+    }
+    let finish: Ps = w
+        .finish
+        .get()
+        .ok_or("the simulation ended without the root finishing")?;
+    let mut o = Outcome {
+        time_s: finish as f64 * 1e-12,
+        nodes: 0,
+        spawns: 0,
+        steals_attempted: 0,
+        steals_succeeded: 0,
+        msg_handling_s: 0.0,
+        handler_share: 0.0,
+        idle_s: 0.0,
+        sleeps: 0,
+        events,
+    };
+    for r in &w.ranks {
+        let c = r.counters.borrow();
+        o.nodes += c.nodes;
+        o.spawns += c.spawns;
+        o.steals_attempted += c.steals_attempted;
+        o.steals_succeeded += c.steals_succeeded;
+        o.msg_handling_s += (c.handler_ps + c.poll_ps) as f64 * 1e-12;
+        o.idle_s += c.idle_ps as f64 * 1e-12;
+        o.sleeps += c.sleeps;
+    }
+    o.handler_share = o.msg_handling_s / (o.time_s * n as f64).max(1e-30);
+    Ok(o)
+}

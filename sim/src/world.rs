@@ -1,0 +1,522 @@
+//! The simulated job: its ranks' words, the event queue, the costs in
+//! picoseconds, and how a message between two ranks is served.
+//!
+//! Time is integer picoseconds. One event queue orders everything; a rank
+//! runs (inside its coroutine, [`crate::rank`]) until its own clock passes
+//! the earliest queued event, then yields, so that no event is processed
+//! out of order by more than one step of a rank's own work.
+//!
+//! **Who serves a message.** A message to a rank of the same host is a
+//! load or store through shared memory: done at `shm_op_ns` after it is
+//! sent. Between hosts, an RMA-class message (gets, puts, `native` atomics
+//! on a conduit whose NIC serves them) is done at its arrival, one latency
+//! after it is sent. An AM-class message (the `am` modes' fetch-and-add,
+//! the lifeline messages, any RMA on a conduit that emulates it with AMs)
+//! waits for its target to poll: at once if the target is blocked in a
+//! communication of its own (GASNet polls there) or has a polling thread
+//! (`rdma-emulated`); at its next spawn's poll if it is running a task; at
+//! its next sleep poll if it sleeps. The target's CPU pays the handler.
+
+use std::cell::{Cell, RefCell, UnsafeCell};
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+use std::sync::atomic::AtomicU64;
+
+use uat_protocol::deque::{Entry, Protocol};
+use uat_protocol::lifeline::{MAX_LIFELINES, QUIESCENT};
+
+use crate::machine::{Conduit, Machine, Rma};
+use crate::workload::Bench;
+
+/// Picoseconds.
+pub(crate) type Ps = u64;
+
+/// ns → ps.
+pub(crate) fn ps(ns: f64) -> Ps {
+    (ns * 1000.0).round() as Ps
+}
+
+/// The fetch-and-add mode (`--fad`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fad {
+    /// The conduit's own atomics (NIC or its AM emulation).
+    Native,
+    /// An Active Message served by the worker at its polls.
+    Am,
+    /// An Active Message served by a polling thread beside each worker.
+    RdmaEmulated,
+}
+
+impl Fad {
+    /// The name in `--fad` and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fad::Native => "native",
+            Fad::Am => "am",
+            Fad::RdmaEmulated => "rdma-emulated",
+        }
+    }
+
+    /// The mode named `text`.
+    pub fn parse(text: &str) -> Option<Fad> {
+        [Fad::Native, Fad::Am, Fad::RdmaEmulated]
+            .into_iter()
+            .find(|f| f.name() == text)
+    }
+}
+
+/// What a simulated job runs and how.
+#[derive(Clone, Debug)]
+pub struct Setup {
+    /// Ranks of the job.
+    pub ranks: u32,
+    /// Ranks per host (the last host may hold fewer).
+    pub ranks_per_host: u32,
+    /// Which conduit profile of the machine.
+    pub conduit: String,
+    /// The fetch-and-add mode.
+    pub fad: Fad,
+    /// The deque's protocol.
+    pub protocol: Protocol,
+    /// Whether a thief checks the victim's deque before claiming.
+    pub empty_check: bool,
+    /// Spawns between polls when no thief asked (0: only when asked).
+    pub poll_interval: u32,
+    /// Failed steals before a thief sleeps on its lifelines (None: off).
+    pub lifeline_w: Option<u32>,
+    /// The victim choice's seed.
+    pub seed: u64,
+    /// The benchmark.
+    pub bench: Bench,
+}
+
+impl Fad {
+    /// The runtime's default poll interval for this mode on `conduit` when
+    /// the job spans `hosts` hosts (`am_fad::default_poll_interval`): 0
+    /// (poll only when a thief asked) within one host, on smp and with a
+    /// polling thread; 1 for `am` across hosts; 64 for `native` across
+    /// hosts.
+    pub fn default_poll_interval(self, conduit: &str, hosts: u32) -> u32 {
+        match self {
+            Fad::RdmaEmulated => 0,
+            _ if hosts < 2 || conduit == "smp" => 0,
+            Fad::Am => 1,
+            Fad::Native => 64,
+        }
+    }
+}
+
+/// The costs of a setup, in ps (resolved from the machine file once).
+#[derive(Clone, Debug)]
+pub(crate) struct Costs {
+    pub(crate) rma_by_nic: bool,
+    pub(crate) latency: Ps,
+    pub(crate) latency_poller: Ps,
+    pub(crate) net_ps_per_byte: f64,
+    pub(crate) nic_gap: Ps,
+    pub(crate) shm_op: Ps,
+    pub(crate) shm_ps_per_byte: f64,
+    pub(crate) poll_empty: Ps,
+    pub(crate) poll_per_peer: Ps,
+    pub(crate) handler: Ps,
+    pub(crate) own_atomic: Ps,
+    pub(crate) sleep_poll: Ps,
+    pub(crate) timer: Ps,
+    pub(crate) spawn: Ps,
+    pub(crate) suspend: Ps,
+    pub(crate) resume: Ps,
+    pub(crate) frame_bytes: u64,
+    pub(crate) node: Ps,
+}
+
+impl Costs {
+    pub(crate) fn new(m: &Machine, c: &Conduit, bench: &Bench) -> Costs {
+        let node = match bench {
+            Bench::Btc { .. } => m.work.btc_ns.value,
+            Bench::Uts { .. } => m.work.uts_ns.value,
+            Bench::Nqueens { .. } => m.work.nqueens_ns.value,
+        };
+        Costs {
+            rma_by_nic: c.rma == Rma::Nic,
+            latency: ps(c.net_latency_ns.value),
+            latency_poller: ps(c.net_latency_poller_ns.value),
+            net_ps_per_byte: 1000.0 / c.net_bytes_per_ns.value,
+            nic_gap: ps(c.nic_gap_ns.value),
+            shm_op: ps(c.shm_op_ns.value),
+            shm_ps_per_byte: 1000.0 / c.shm_bytes_per_ns.value,
+            poll_empty: ps(c.poll_empty_ns.value),
+            poll_per_peer: ps(c.poll_per_peer_ns.value),
+            handler: ps(c.handler_ns.value),
+            own_atomic: ps(c.own_atomic_ns.value),
+            sleep_poll: ps(c.sleep_poll_ns.value).max(1),
+            timer: ps(c.timer_ns.value),
+            spawn: ps(m.local.spawn_ns.value),
+            suspend: ps(m.local.suspend_ns.value),
+            resume: ps(m.local.resume_ns.value),
+            frame_bytes: m.local.frame_bytes.value.round() as u64,
+            node: ps(node),
+        }
+    }
+}
+
+/// A deque's words in a simulated rank's memory.
+pub(crate) struct DequeWords {
+    pub(crate) tail: AtomicU64,
+    pub(crate) head: AtomicU64,
+    pub(crate) split: AtomicU64,
+    pub(crate) lock: AtomicU64,
+    pub(crate) slots: Box<[UnsafeCell<Entry>]>,
+}
+
+/// A rank's lifeline words.
+pub(crate) struct LifelineWords {
+    pub(crate) sleep: AtomicU64,
+    pub(crate) woken_by: AtomicU64,
+    pub(crate) slots: [AtomicU64; MAX_LIFELINES],
+}
+
+/// Where a rank's coroutine is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Running a task or the scheduler: messages wait for its next poll.
+    Running,
+    /// Waiting for a reply of its own (GASNet polls meanwhile).
+    Blocked,
+    /// Asleep on its lifelines: polls every `sleep_poll`.
+    Sleeping,
+    /// Its coroutine returned.
+    Done,
+}
+
+/// What a message does at its target.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Op {
+    SplitLoad,
+    SplitFetchAdd(u64),
+    Request,
+    Entry(u64),
+    ReleaseEntry(u64),
+    TryLock,
+    Unlock,
+    HeadAndTail,
+    PutHead(u64),
+    GetTail,
+    /// A get of a stolen entry's frames (the bytes ride on the message).
+    Frames,
+    /// A child of the frame finished elsewhere (a put into its cell).
+    ChildDone(usize),
+    /// A lifeline registration for slot `d` from the sender.
+    Register(u32),
+    /// A wake-up with the waker's tag.
+    Wake(u64),
+    /// The root finished (a put into the finished word).
+    Finished,
+}
+
+/// How the target serves an op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// A get, a put or a `native` atomic: the NIC (or its AM emulation).
+    Rma,
+    /// The `am` modes' atomics: an Active Message to the worker (or its
+    /// polling thread).
+    FadAm,
+    /// An Active Message to the worker (lifelines).
+    Am,
+}
+
+/// A message in flight or waiting at its target.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Message {
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    pub(crate) op: Op,
+    /// Whether the sender waits for the reply.
+    pub(crate) reply: bool,
+    /// Bytes the reply carries (a get of frames), beyond a word.
+    pub(crate) bytes: u64,
+    pub(crate) arrival: Ps,
+}
+
+/// An event of the queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Event {
+    /// Resume the rank's coroutine (its generation must match).
+    Resume { rank: u32, generation: u64 },
+    /// A message arrives at its target (index into `messages`).
+    Arrive(usize),
+}
+
+/// Per-rank counters.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) nodes: u64,
+    pub(crate) spawns: u64,
+    pub(crate) steals_attempted: u64,
+    pub(crate) steals_succeeded: u64,
+    pub(crate) polls: u64,
+    pub(crate) poll_ps: Ps,
+    pub(crate) handled: u64,
+    pub(crate) handler_ps: Ps,
+    pub(crate) messages: u64,
+    pub(crate) sleeps: u64,
+    pub(crate) suspensions: u64,
+    pub(crate) idle_ps: Ps,
+}
+
+/// One simulated rank's state that others can reach.
+pub(crate) struct Rank {
+    pub(crate) host: u32,
+    pub(crate) deque: DequeWords,
+    pub(crate) lifeline: LifelineWords,
+    pub(crate) attention: Cell<bool>,
+    pub(crate) state: Cell<State>,
+    /// The rank's own clock while it runs; when it last yielded otherwise.
+    pub(crate) now: Cell<Ps>,
+    /// Its CPU is busy with handlers until then (served while blocked).
+    pub(crate) busy_until: Cell<Ps>,
+    pub(crate) generation: Cell<u64>,
+    /// The reply of its last blocking operation.
+    pub(crate) reply: Cell<u64>,
+    pub(crate) inbox: RefCell<VecDeque<Message>>,
+    /// Suspended frames whose children are all done (ready to resume).
+    pub(crate) resumable: RefCell<Vec<usize>>,
+    /// When the root's finish reached this rank.
+    pub(crate) finished: Cell<bool>,
+    pub(crate) counters: RefCell<Counters>,
+}
+
+/// The whole simulated job.
+pub(crate) struct World {
+    pub(crate) setup: Setup,
+    pub(crate) costs: Costs,
+    pub(crate) ranks: Vec<Rank>,
+    queue: RefCell<BinaryHeap<Reverse<(Ps, u64, Event)>>>,
+    sequence: Cell<u64>,
+    clock: Cell<Ps>,
+    messages: RefCell<Vec<Option<Message>>>,
+    free_messages: RefCell<Vec<usize>>,
+    /// Free NIC time per host (messages leaving a host queue there).
+    nic_free: RefCell<Vec<Ps>>,
+    /// When the root task finished.
+    pub(crate) finish: Cell<Option<Ps>>,
+    pub(crate) frames: RefCell<crate::rank::Frames>,
+}
+
+/// Deque entries per simulated rank.
+pub(crate) const CAPACITY: usize = 4096;
+
+impl World {
+    pub(crate) fn new(setup: Setup, costs: Costs) -> World {
+        let hosts_of = |r: u32| r / setup.ranks_per_host.max(1);
+        let ranks = (0..setup.ranks)
+            .map(|r| Rank {
+                host: hosts_of(r),
+                deque: DequeWords {
+                    tail: AtomicU64::new(0),
+                    head: AtomicU64::new(0),
+                    split: AtomicU64::new(0),
+                    lock: AtomicU64::new(0),
+                    slots: (0..CAPACITY)
+                        .map(|_| UnsafeCell::new(Entry { ctx: 0, top: 0 }))
+                        .collect(),
+                },
+                lifeline: LifelineWords {
+                    sleep: AtomicU64::new(0),
+                    woken_by: AtomicU64::new(0),
+                    slots: std::array::from_fn(|_| AtomicU64::new(0)),
+                },
+                attention: Cell::new(false),
+                state: Cell::new(State::Running),
+                now: Cell::new(0),
+                busy_until: Cell::new(0),
+                generation: Cell::new(0),
+                reply: Cell::new(0),
+                inbox: RefCell::new(VecDeque::new()),
+                resumable: RefCell::new(Vec::new()),
+                finished: Cell::new(false),
+                counters: RefCell::new(Counters::default()),
+            })
+            .collect();
+        let hosts = setup.ranks.div_ceil(setup.ranks_per_host.max(1)) as usize;
+        World {
+            setup,
+            costs,
+            ranks,
+            queue: RefCell::new(BinaryHeap::new()),
+            sequence: Cell::new(0),
+            clock: Cell::new(0),
+            messages: RefCell::new(Vec::new()),
+            free_messages: RefCell::new(Vec::new()),
+            nic_free: RefCell::new(vec![0; hosts]),
+            finish: Cell::new(None),
+            frames: RefCell::new(crate::rank::Frames::default()),
+        }
+    }
+
+    /// The host of every rank.
+    pub(crate) fn host_table(&self) -> Vec<u32> {
+        self.ranks.iter().map(|r| r.host).collect()
+    }
+
+    pub(crate) fn same_host(&self, a: u32, b: u32) -> bool {
+        self.ranks[a as usize].host == self.ranks[b as usize].host
+    }
+
+    /// The time of the event being processed.
+    pub(crate) fn now(&self) -> Ps {
+        self.clock.get()
+    }
+
+    /// The earliest queued event's time (a running rank yields past it).
+    pub(crate) fn horizon(&self) -> Ps {
+        self.queue.borrow().peek().map_or(Ps::MAX, |Reverse((t, _, _))| *t)
+    }
+
+    pub(crate) fn push(&self, at: Ps, e: Event) {
+        let s = self.sequence.get();
+        self.sequence.set(s + 1);
+        self.queue.borrow_mut().push(Reverse((at, s, e)));
+    }
+
+    pub(crate) fn pop(&self) -> Option<(Ps, Event)> {
+        let e = self.queue.borrow_mut().pop().map(|Reverse((t, _, e))| (t, e));
+        if let Some((t, _)) = e {
+            self.clock.set(t);
+        }
+        e
+    }
+
+    /// Schedules the rank's coroutine at `at` (a newer generation
+    /// cancels older wake-ups).
+    pub(crate) fn wake_at(&self, rank: u32, at: Ps) {
+        let r = &self.ranks[rank as usize];
+        let g = r.generation.get() + 1;
+        r.generation.set(g);
+        self.push(at, Event::Resume { rank, generation: g });
+    }
+
+    /// The class of `op` in this setup.
+    pub(crate) fn class(&self, op: &Op) -> Class {
+        match op {
+            Op::SplitFetchAdd(_) | Op::TryLock if self.setup.fad != Fad::Native => Class::FadAm,
+            Op::Register(_) | Op::Wake(_) => Class::Am,
+            _ => Class::Rma,
+        }
+    }
+
+    /// Sends `op` from `from` (at its clock `at`) to `to`. Returns the
+    /// message's index.
+    pub(crate) fn send(&self, from: u32, to: u32, op: Op, reply: bool, bytes: u64, at: Ps) {
+        self.ranks[from as usize].counters.borrow_mut().messages += 1;
+        let c = &self.costs;
+        let arrival = if self.same_host(from, to) {
+            at + c.shm_op + (bytes as f64 * c.shm_ps_per_byte) as Ps
+        } else {
+            // The sender's host NIC sends one message at a time.
+            let host = self.ranks[from as usize].host as usize;
+            let mut nic = self.nic_free.borrow_mut();
+            let leave = nic[host].max(at);
+            nic[host] = leave + c.nic_gap;
+            let latency = if self.setup.fad == Fad::RdmaEmulated {
+                c.latency_poller
+            } else {
+                c.latency
+            };
+            leave + latency
+        };
+        let m = Message {
+            from,
+            to,
+            op,
+            reply,
+            bytes,
+            arrival,
+        };
+        let index = match self.free_messages.borrow_mut().pop() {
+            Some(i) => {
+                self.messages.borrow_mut()[i] = Some(m);
+                i
+            }
+            None => {
+                let mut ms = self.messages.borrow_mut();
+                ms.push(Some(m));
+                ms.len() - 1
+            }
+        };
+        self.push(arrival, Event::Arrive(index));
+    }
+
+    /// The message arrived at its target at `now`: served at once, or left
+    /// in the target's inbox for its next poll.
+    pub(crate) fn arrive(&self, index: usize, now: Ps) {
+        let m = self.messages.borrow_mut()[index]
+            .take()
+            .expect("a message arrives once");
+        self.free_messages.borrow_mut().push(index);
+        let target = &self.ranks[m.to as usize];
+        let class = self.class(&m.op);
+        let by_cpu = !self.same_host(m.from, m.to)
+            && match class {
+                Class::Rma => !self.costs.rma_by_nic,
+                Class::FadAm => self.setup.fad == Fad::Am,
+                Class::Am => true,
+            };
+        if !by_cpu {
+            // Shared memory, the NIC or the polling thread.
+            let handler = if class == Class::FadAm && !self.same_host(m.from, m.to) {
+                self.costs.handler
+            } else {
+                0
+            };
+            self.serve(&m, now + handler);
+            return;
+        }
+        match target.state.get() {
+            State::Blocked | State::Done => {
+                let start = target.busy_until.get().max(now);
+                let end = start + self.costs.handler + self.costs.timer;
+                target.busy_until.set(end);
+                self.count_handler(m.to, end - start);
+                self.serve(&m, end);
+            }
+            State::Running | State::Sleeping => target.inbox.borrow_mut().push_back(m),
+        }
+    }
+
+    pub(crate) fn count_handler(&self, rank: u32, ps: Ps) {
+        let mut c = self.ranks[rank as usize].counters.borrow_mut();
+        c.handled += 1;
+        c.handler_ps += ps;
+    }
+
+    /// Does `m`'s operation at its target at `at` and sends the reply.
+    pub(crate) fn serve(&self, m: &Message, at: Ps) {
+        let value = crate::rank::apply(self, m, at);
+        if m.reply {
+            let c = &self.costs;
+            let back = if self.same_host(m.from, m.to) {
+                (m.bytes as f64 * c.shm_ps_per_byte) as Ps
+            } else {
+                let latency = if self.setup.fad == Fad::RdmaEmulated {
+                    c.latency_poller
+                } else {
+                    c.latency
+                };
+                latency + (m.bytes as f64 * c.net_ps_per_byte) as Ps
+            };
+            let from = &self.ranks[m.from as usize];
+            from.reply.set(value);
+            self.wake_at(m.from, at + back);
+        }
+    }
+
+    /// Whether `rank` sleeps (its sleep word, for thieves in shared memory).
+    pub(crate) fn sleeping(&self, rank: u32) -> bool {
+        self.ranks[rank as usize]
+            .lifeline
+            .sleep
+            .load(std::sync::atomic::Ordering::SeqCst)
+            == QUIESCENT
+    }
+}
