@@ -45,7 +45,10 @@ pub struct Conduit {
     /// How RMA and `native` atomics between hosts are served.
     pub rma: Rma,
     /// One-way latency of an 8-byte message between hosts (half a get's
-    /// round trip), with no polling thread present.
+    /// round trip where the NIC serves it; where the target's poll serves
+    /// it, `rma = "target-poll"`, half of what is left of the round trip
+    /// after the target's `handler_ns + timer_ns`), with no polling thread
+    /// present.
     pub net_latency_ns: Cost,
     /// The same with a polling thread running beside each rank (the
     /// `rdma-emulated` mode; IPSJ 2016 Fig. 11: mutual exclusion between
@@ -64,8 +67,12 @@ pub struct Conduit {
     pub poll_empty_ns: Cost,
     /// What the empty poll grows by per further peer.
     pub poll_per_peer_ns: Cost,
-    /// The CPU time of one request's handler at its target, reply included.
+    /// The CPU time of one request's handler at its target on another
+    /// host, reply included.
     pub handler_ns: Cost,
+    /// The same at a target on the same host (an Active Message through
+    /// shared memory: `am`'s fetch-and-add is a message even there).
+    pub shm_handler_ns: Cost,
     /// The owner's own atomic on its deque word where the mode goes through
     /// the network's atomic domain (`native`).
     pub own_atomic_ns: Cost,
@@ -195,6 +202,7 @@ impl Machine {
                 (p("poll_empty_ns"), &c.poll_empty_ns),
                 (p("poll_per_peer_ns"), &c.poll_per_peer_ns),
                 (p("handler_ns"), &c.handler_ns),
+                (p("shm_handler_ns"), &c.shm_handler_ns),
                 (p("own_atomic_ns"), &c.own_atomic_ns),
                 (p("sleep_poll_ns"), &c.sleep_poll_ns),
                 (p("timer_ns"), &c.timer_ns),
@@ -269,6 +277,7 @@ pub fn scale(m: &mut Machine, name: &str, factor: f64) -> bool {
         apply(p("poll_empty_ns"), &mut c.poll_empty_ns);
         apply(p("poll_per_peer_ns"), &mut c.poll_per_peer_ns);
         apply(p("handler_ns"), &mut c.handler_ns);
+        apply(p("shm_handler_ns"), &mut c.shm_handler_ns);
         apply(p("own_atomic_ns"), &mut c.own_atomic_ns);
         apply(p("sleep_poll_ns"), &mut c.sleep_poll_ns);
         apply(p("timer_ns"), &mut c.timer_ns);

@@ -58,6 +58,16 @@ enum What {
         /// The victim choice's seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// The emulated network delay between hosts, in µs (the runtime's
+        /// `UAT_NET_DELAY`): added once to each request between hosts that
+        /// is waited for and to each Active Message request.
+        #[arg(long, default_value_t = 0.0)]
+        net_delay_us: f64,
+        /// Simulate every node as its own step, even where a subtree has a
+        /// closed form (BTC) and could be charged as one event (slower;
+        /// the same result).
+        #[arg(long)]
+        node_by_node: bool,
         /// The benchmark and its own arguments (btc --depth D [--join];
         /// uts -t T -b B -r R -a A -d D; nqueens N).
         #[arg(last = true, required = true)]
@@ -131,6 +141,8 @@ fn run(o: Options) -> Result<(), String> {
             poll_interval,
             lifeline_w,
             seed,
+            net_delay_us,
+            node_by_node,
             bench,
         } => {
             let m = Machine::load(&machine).map_err(|e| e.to_string())?;
@@ -153,6 +165,8 @@ fn run(o: Options) -> Result<(), String> {
                 poll_interval,
                 lifeline_w: (lifeline_w > 0).then_some(lifeline_w),
                 seed,
+                net_delay: (net_delay_us * 1e6).round() as u64,
+                blocks: !node_by_node,
                 bench,
             };
             let started = std::time::Instant::now();
@@ -167,6 +181,7 @@ fn run(o: Options) -> Result<(), String> {
             obj.insert("empty_check".into(), (empty_check == "on").into());
             obj.insert("steal_protocol".into(), steal_protocol.into());
             obj.insert("poll_interval".into(), poll_interval.into());
+            obj.insert("net_delay_us".into(), net_delay_us.into());
             obj.insert("bench".into(), bench.name().into());
             obj.insert("params".into(), bench.params());
             obj.insert("wall_s".into(), started.elapsed().as_secs_f64().into());

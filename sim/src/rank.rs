@@ -31,8 +31,11 @@ use uat_protocol::deque::{self, claim, release, Deque, Entry, OwnWords, Thieves,
 use uat_protocol::lifeline::{self as lifeline, Look, OwnWord, Words};
 use uat_protocol::victim::{VictimPolicy, Victims};
 
-use crate::workload::{Step, Task};
+use crate::workload::{btc_nodes, btc_spawns, Step, Task};
 use crate::world::{Fad, Message, Op, Ps, State, World, CAPACITY};
+
+/// The smallest subtree run as one event.
+const MIN_BLOCK_NODES: u64 = 64;
 
 /// A frame: a task in progress.
 #[derive(Clone)]
@@ -343,7 +346,7 @@ impl Ctx<'_> {
                 }
             };
             let Some(m) = m else { break };
-            let h = c.handler + c.timer;
+            let h = self.w.handler(m.from, m.to) + c.timer;
             self.w.count_handler(self.me, h);
             r.now.set(r.now.get() + h);
             self.w.serve(&m, r.now.get());
@@ -574,6 +577,163 @@ impl Worker<'_, '_> {
         self.stack.push(f);
     }
 
+    /// Starts a child frame: as one event when its subtree has a closed
+    /// form and nothing waits for this rank (the deque is not empty, so
+    /// every push inside is private), else node by node.
+    fn start_child(&mut self, f: usize, task: Task, spawned: bool) {
+        let w = self.ctx.w;
+        let r = self.ctx.rank();
+        if w.setup.blocks && spawned && !r.attention.get() && r.inbox.borrow().is_empty() && !self.deque.is_empty() {
+            if let Some((d, join)) = w.setup.bench.closed_form(&task) {
+                if btc_nodes(d) >= MIN_BLOCK_NODES {
+                    self.block(f, d, join);
+                    return;
+                }
+            }
+        }
+        self.start(f, task);
+    }
+
+    /// The cost of polls at `n` spawns from `since_poll = s`, and the new
+    /// `since_poll`.
+    fn polls(&self, s: u64, n: u64) -> (u64, u64) {
+        match self.ctx.w.setup.poll_interval as u64 {
+            0 => (0, s),
+            p => ((s + n) / p, (s + n) % p),
+        }
+    }
+
+    fn poll_cost(&self) -> Ps {
+        let c = &self.ctx.w.costs;
+        c.poll_empty + c.poll_per_peer * (self.ctx.w.setup.ranks as u64 - 1)
+    }
+
+    /// How long a BTC subtree of depth `d` takes from `since_poll = s`.
+    fn btc_duration(&self, d: u32, join: bool, s: u64) -> Ps {
+        let c = &self.ctx.w.costs;
+        let spawns = btc_spawns(d, join);
+        btc_nodes(d) * c.node + spawns * c.spawn + self.polls(s, spawns).0 * self.poll_cost()
+    }
+
+    /// Runs the BTC subtree of depth `d` in frame `f` as one event; a
+    /// message that arrives meanwhile stops it there, and the rank goes on
+    /// node by node from the point the subtree had reached.
+    fn block(&mut self, f: usize, d: u32, join: bool) {
+        let w = self.ctx.w;
+        let r = self.ctx.rank();
+        let (t0, s0) = (r.now.get(), self.since_poll as u64);
+        let end = t0 + self.btc_duration(d, join, s0);
+        r.state.set(State::InBlock);
+        r.interrupted.set(None);
+        w.wake_at(self.ctx.me, end);
+        self.ctx.y.suspend(());
+        r.state.set(State::Running);
+        match r.interrupted.take() {
+            None => {
+                let spawns = btc_spawns(d, join);
+                let (polls, s) = self.polls(s0, spawns);
+                self.count(btc_nodes(d), spawns, polls);
+                self.since_poll = s as u32;
+                r.now.set(end);
+                // The frame is done: the loop finishes it.
+                w.frames.borrow_mut().get(f).step = Step::Leaf;
+                self.stack.push(f);
+            }
+            Some(at) => {
+                self.materialize(f, d, join, t0, s0, at);
+                let deferred = std::mem::take(&mut *r.deferred.borrow_mut());
+                for m in deferred {
+                    w.arrive(m, at);
+                }
+            }
+        }
+    }
+
+    fn count(&self, nodes: u64, spawns: u64, polls: u64) {
+        let mut c = self.ctx.rank().counters.borrow_mut();
+        c.nodes += nodes;
+        c.spawns += spawns;
+        c.polls += polls;
+        c.poll_ps += polls * self.poll_cost();
+    }
+
+    /// The BTC subtree of depth `d` that frame `f` started at `t0` was
+    /// stopped at `at`: builds the frames and deque entries it had then
+    /// (the path from its root to the running task, each level's
+    /// continuation pushed by the real deque), and starts the running task
+    /// afresh.
+    fn materialize(&mut self, f: usize, d: u32, join: bool, t0: Ps, s0: u64, at: Ps) {
+        let w = self.ctx.w;
+        let c = w.costs.clone();
+        let (mut t, mut s, mut cur, mut depth) = (t0, s0, f, d);
+        let (mut nodes, mut spawns, mut polls) = (0u64, 0u64, 0u64);
+        let poll = self.poll_cost();
+        let p = w.setup.poll_interval as u64;
+        let spawn_step = |t: &mut Ps, s: &mut u64, spawns: &mut u64, polls: &mut u64| {
+            *s += 1;
+            *spawns += 1;
+            if p > 0 && *s >= p {
+                *s = 0;
+                *t += poll;
+                *polls += 1;
+            }
+            *t += c.spawn;
+        };
+        while depth > 0 && at >= t + c.node {
+            t += c.node;
+            nodes += 1;
+            let (a, b) = (Task::Btc(depth - 1), Task::Btc(depth - 1));
+            let step = if join { Step::Join(a, b) } else { Step::Spawn2(a, b) };
+            spawn_step(&mut t, &mut s, &mut spawns, &mut polls);
+            let left = self.btc_duration(depth - 1, join, s);
+            let (phase, spawned) = if at < t + left {
+                (1, true)
+            } else {
+                t += left;
+                let inner = btc_spawns(depth - 1, join);
+                let (pl, sl) = self.polls(s, inner);
+                nodes += btc_nodes(depth - 1);
+                spawns += inner;
+                polls += pl;
+                s = sl;
+                if !join {
+                    spawn_step(&mut t, &mut s, &mut spawns, &mut polls);
+                }
+                (2, !join)
+            };
+            {
+                let mut frames = w.frames.borrow_mut();
+                let fr = frames.get(cur);
+                fr.step = step;
+                fr.phase = phase;
+                fr.pending = 1;
+            }
+            self.stack.push(cur);
+            if spawned {
+                let base = self.segment_base();
+                let seg: Vec<usize> = self.stack.drain(base..).collect();
+                let ctx = w.frames.borrow_mut().park_segment(seg);
+                let pushed = self.deque.push(Entry { ctx, top: 1 });
+                assert!(pushed, "simulated deque full ({CAPACITY} entries)");
+            }
+            cur = w.frames.borrow_mut().add(Frame {
+                step: Step::Leaf,
+                phase: 0,
+                parent: Some(cur),
+                pending: 0,
+                rank: self.ctx.me,
+                waiting: false,
+                spawned,
+                segment: Vec::new(),
+            });
+            depth -= 1;
+        }
+        self.count(nodes, spawns, polls);
+        self.since_poll = s as u32;
+        self.ctx.rank().now.set(t);
+        self.start(cur, Task::Btc(depth));
+    }
+
     /// A spawn point: the attention word and the periodic poll.
     fn spawn_point(&mut self) {
         let w = self.ctx.w;
@@ -648,7 +808,7 @@ impl Worker<'_, '_> {
                     };
                     assert!(pushed, "simulated deque full ({CAPACITY} entries)");
                 }
-                self.start(child, task);
+                self.start_child(child, task, spawn);
                 continue;
             }
             // Every child started: join, then finish.

@@ -277,6 +277,16 @@ impl Bench {
         }
     }
 
+    /// The subtree of `task` in closed form, where it has one: BTC's
+    /// `(depth, join form)`. Its nodes are `2^(depth+1) − 1`; its spawns
+    /// ([`btc_spawns`]) all but its root's.
+    pub(crate) fn closed_form(&self, task: &Task) -> Option<(u32, bool)> {
+        match (self, task) {
+            (Bench::Btc { join, .. }, Task::Btc(d)) => Some((*d, *join)),
+            _ => None,
+        }
+    }
+
     /// Nodes and spawns of the tree, walked serially (what a simulation
     /// must have run, whatever the steals).
     pub fn count(&self) -> (u64, u64) {
@@ -316,6 +326,21 @@ impl Bench {
     }
 }
 
+/// Nodes of a BTC subtree of depth `d`.
+pub(crate) fn btc_nodes(d: u32) -> u64 {
+    (1u64 << (d + 1)) - 1
+}
+
+/// Spawns inside a BTC subtree of depth `d` (not its root's own): every
+/// other task in the paper's form, every left child in `join`'s.
+pub(crate) fn btc_spawns(d: u32, join: bool) -> u64 {
+    if join {
+        (1u64 << d) - 1
+    } else {
+        (1u64 << (d + 1)) - 2
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -326,8 +351,10 @@ mod tests {
         // BTC: 2^(d+1) - 1 tasks; spawn form spawns every non-root task.
         let b = Bench::parse(&args("btc --depth 10")).unwrap();
         assert_eq!(b.count(), (2047, 2046));
+        assert_eq!((btc_nodes(10), btc_spawns(10, false)), (2047, 2046));
         let b = Bench::parse(&args("btc --depth 10 --join")).unwrap();
         assert_eq!(b.count(), (2047, 1023));
+        assert_eq!(btc_spawns(10, true), 1023);
         // UTS T1 at depth 6 and the published T1 (4,130,071 nodes).
         let b = Bench::parse(&args("uts -t 1 -b 4 -r 19 -a 3 -d 10")).unwrap();
         assert_eq!(b.count().0, 4_130_071);

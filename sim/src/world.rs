@@ -86,6 +86,14 @@ pub struct Setup {
     pub lifeline_w: Option<u32>,
     /// The victim choice's seed.
     pub seed: u64,
+    /// Whether a subtree whose cost has a closed form (BTC) and that no
+    /// message interrupts is charged as one event (exact: an interrupted
+    /// subtree is resumed node by node from where it was).
+    pub blocks: bool,
+    /// The emulated delay added to each request between hosts that is
+    /// waited for, and to each Active Message request (`UAT_NET_DELAY`),
+    /// in ps.
+    pub net_delay: u64,
     /// The benchmark.
     pub bench: Bench,
 }
@@ -119,6 +127,7 @@ pub(crate) struct Costs {
     pub(crate) poll_empty: Ps,
     pub(crate) poll_per_peer: Ps,
     pub(crate) handler: Ps,
+    pub(crate) shm_handler: Ps,
     pub(crate) own_atomic: Ps,
     pub(crate) sleep_poll: Ps,
     pub(crate) timer: Ps,
@@ -147,6 +156,7 @@ impl Costs {
             poll_empty: ps(c.poll_empty_ns.value),
             poll_per_peer: ps(c.poll_per_peer_ns.value),
             handler: ps(c.handler_ns.value),
+            shm_handler: ps(c.shm_handler_ns.value),
             own_atomic: ps(c.own_atomic_ns.value),
             sleep_poll: ps(c.sleep_poll_ns.value).max(1),
             timer: ps(c.timer_ns.value),
@@ -184,6 +194,9 @@ pub(crate) enum State {
     Blocked,
     /// Asleep on its lifelines: polls every `sleep_poll`.
     Sleeping,
+    /// Running a subtree charged as one event; a message that arrives
+    /// interrupts it ([`World::arrive`]).
+    InBlock,
     /// Its coroutine returned.
     Done,
 }
@@ -279,6 +292,11 @@ pub(crate) struct Rank {
     /// The reply of its last blocking operation.
     pub(crate) reply: Cell<u64>,
     pub(crate) inbox: RefCell<VecDeque<Message>>,
+    /// When a message interrupted the subtree this rank runs as one event.
+    pub(crate) interrupted: Cell<Option<Ps>>,
+    /// Messages that arrived during that subtree (indices into `messages`),
+    /// to arrive again once the rank is back at the point they reached.
+    pub(crate) deferred: RefCell<Vec<usize>>,
     /// Suspended frames whose children are all done (ready to resume).
     pub(crate) resumable: RefCell<Vec<usize>>,
     /// When the root's finish reached this rank.
@@ -333,6 +351,8 @@ impl World {
                 generation: Cell::new(0),
                 reply: Cell::new(0),
                 inbox: RefCell::new(VecDeque::new()),
+                interrupted: Cell::new(None),
+                deferred: RefCell::new(Vec::new()),
                 resumable: RefCell::new(Vec::new()),
                 finished: Cell::new(false),
                 counters: RefCell::new(Counters::default()),
@@ -423,7 +443,10 @@ impl World {
             } else {
                 c.latency
             };
-            leave + latency
+            // The emulated cross-host delay (`UAT_NET_DELAY`): once per
+            // request that is waited for, and per Active Message request.
+            let delayed = reply || self.class(&op) == Class::Am;
+            leave + latency + if delayed { self.setup.net_delay } else { 0 }
         };
         let m = Message {
             from,
@@ -450,37 +473,75 @@ impl World {
     /// The message arrived at its target at `now`: served at once, or left
     /// in the target's inbox for its next poll.
     pub(crate) fn arrive(&self, index: usize, now: Ps) {
+        let to = self.messages.borrow()[index]
+            .as_ref()
+            .expect("a message arrives once")
+            .to;
+        let target = &self.ranks[to as usize];
+        if target.state.get() == State::InBlock {
+            // The target runs a subtree as one event: stop it where it is
+            // now, and let it take the message as a running rank would.
+            target.deferred.borrow_mut().push(index);
+            if target.interrupted.get().is_none() {
+                target.interrupted.set(Some(now));
+                self.wake_at(to, now);
+            }
+            return;
+        }
         let m = self.messages.borrow_mut()[index]
             .take()
             .expect("a message arrives once");
         self.free_messages.borrow_mut().push(index);
         let target = &self.ranks[m.to as usize];
         let class = self.class(&m.op);
-        let by_cpu = !self.same_host(m.from, m.to)
-            && match class {
-                Class::Rma => !self.costs.rma_by_nic,
-                Class::FadAm => self.setup.fad == Fad::Am,
-                Class::Am => true,
-            };
-        if !by_cpu {
-            // Shared memory, the NIC or the polling thread.
-            let handler = if class == Class::FadAm && !self.same_host(m.from, m.to) {
-                self.costs.handler
-            } else {
-                0
-            };
-            self.serve(&m, now + handler);
+        let same = self.same_host(m.from, m.to);
+        let handler = self.handler(m.from, m.to);
+        let by_worker = match class {
+            Class::Rma => !same && !self.costs.rma_by_nic,
+            Class::FadAm => self.setup.fad == Fad::Am,
+            Class::Am => !same,
+        };
+        if !by_worker {
+            // Shared memory, the NIC, or the polling thread (which runs the
+            // handler on a core of its own).
+            let poller = if class == Class::FadAm { handler } else { 0 };
+            self.serve(&m, now + poller);
             return;
         }
         match target.state.get() {
             State::Blocked | State::Done => {
                 let start = target.busy_until.get().max(now);
-                let end = start + self.costs.handler + self.costs.timer;
+                let end = start + handler + self.costs.timer;
                 target.busy_until.set(end);
                 self.count_handler(m.to, end - start);
                 self.serve(&m, end);
             }
-            State::Running | State::Sleeping => target.inbox.borrow_mut().push_back(m),
+            State::Running => {
+                target.inbox.borrow_mut().push_back(m);
+                // `am`'s requester raises the target's attention word: its
+                // next spawn polls.
+                if class == Class::FadAm {
+                    target.attention.set(true);
+                }
+            }
+            State::Sleeping => {
+                target.inbox.borrow_mut().push_back(m);
+                // `am`'s requester wakes a sleeping target on its host to
+                // poll once for it (`am_fad::sleep::Wake::Service`).
+                if same && class == Class::FadAm {
+                    self.wake_at(m.to, now);
+                }
+            }
+            State::InBlock => unreachable!("a rank in a block defers its messages"),
+        }
+    }
+
+    /// The target's CPU for one handler of a message between these ranks.
+    pub(crate) fn handler(&self, from: u32, to: u32) -> Ps {
+        if self.same_host(from, to) {
+            self.costs.shm_handler
+        } else {
+            self.costs.handler
         }
     }
 

@@ -39,6 +39,7 @@ shm_bytes_per_ns = {}
 poll_empty_ns = {}
 poll_per_peer_ns = {}
 handler_ns = {}
+shm_handler_ns = {}
 own_atomic_ns = {}
 sleep_poll_ns = {}
 timer_ns = {}
@@ -61,6 +62,7 @@ timer_ns = {}
         c(60.0),
         c(1.0),
         c(1000.0),
+        c(300.0),
         c(2000.0),
         c(100_000.0),
         c(20.0),
@@ -83,6 +85,8 @@ fn setup(ranks: u32, fad: Fad, protocol: Protocol, empty_check: bool, lifeline_w
         poll_interval: fad.default_poll_interval("ibv", ranks.div_ceil(4)),
         lifeline_w,
         seed: 7,
+        net_delay: 0,
+        blocks: true,
         bench: b,
     }
 }
