@@ -19,7 +19,9 @@
 #                              a crate outside the repository ("external");
 #                              builds against an installed GASNet-EX
 #                              (GASNET_PREFIX, pkg-config) and their
-#                              refusals ("site-gasnet")
+#                              refusals ("site-gasnet"); the simulator
+#                              (sim/, its own workspace: fmt, clippy, its
+#                              tests; "sim")
 #   scripts/test.sh smp-native run only the named variant(s); "reproduce" is
 #                              the pipeline alone
 #
@@ -33,7 +35,7 @@ uat=$("$root/scripts/launcher.sh")
 # setup.sh installed the OTF2 library: the trace tests must find it.
 export UAT_TEST_OTF2=required
 variants=("$@")
-[ ${#variants[@]} -gt 0 ] || variants=(lint smp-native smp-am smp-rdma-emulated reproduce external site-gasnet udp-native mpi-native lifelines hosts ibv-native)
+[ ${#variants[@]} -gt 0 ] || variants=(lint sim smp-native smp-am smp-rdma-emulated reproduce external site-gasnet udp-native mpi-native lifelines hosts ibv-native)
 
 passed=0 failed=0
 # Each variant's wall time, printed at the end (where CI's time goes).
@@ -99,6 +101,20 @@ for variant in "${variants[@]}"; do
     done
     cargo clippy --release --manifest-path report/Cargo.toml --all-targets --target-dir target/report -- -D warnings || ok=0
     if [ "$ok" = 1 ]; then passed=$((passed + 1)); else echo "lint: FAILED" >&2; failed=$((failed + 1)); fi
+    continue
+  fi
+  if [ "$variant" = sim ]; then
+    # The simulator and the protocol crate it shares with the runtime:
+    # outside the runtime's workspace, built once (target/sim/).
+    echo "=== sim: cargo fmt --check, clippy -D warnings, cargo test (sim/)" >&2
+    if cargo fmt --manifest-path sim/Cargo.toml --check \
+       && cargo clippy --release --manifest-path sim/Cargo.toml --all-targets --target-dir target/sim -- -D warnings \
+       && cargo test --release --manifest-path sim/Cargo.toml --target-dir target/sim; then
+      passed=$((passed + 1))
+    else
+      echo "sim: FAILED" >&2
+      failed=$((failed + 1))
+    fi
     continue
   fi
   if [ "$variant" = site-gasnet ]; then

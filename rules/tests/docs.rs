@@ -48,12 +48,12 @@ struct Crate {
     deps: BTreeSet<String>,
 }
 
-/// The workspace's crates and report/'s (its own workspace), from `cargo
-/// metadata --no-deps`.
+/// The workspace's crates, report/'s and sim/'s (each its own workspace),
+/// from `cargo metadata --no-deps`.
 fn crates() -> Vec<Crate> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut packages = Vec::new();
-    for manifest in ["Cargo.toml", "report/Cargo.toml"] {
+    for manifest in ["Cargo.toml", "report/Cargo.toml", "sim/Cargo.toml"] {
         let out = Command::new(&cargo)
             .args([
                 "metadata",
@@ -434,7 +434,7 @@ fn no_issue_numbers_or_diary_words_in_what_users_read() {
                 .collect(),
         );
     }
-    for file in listing("report/src", ".rs") {
+    for file in listing("report/src", ".rs").into_iter().chain(listing("sim/src", ".rs")) {
         let text = read(&file);
         scan(
             &file,

@@ -13,8 +13,10 @@
 //! Single-threaded and seeded: the same inputs give the same result.
 
 pub mod calibrate;
+mod frames;
 pub mod machine;
 mod rank;
 pub mod run;
+mod serve;
 pub mod workload;
 pub mod world;

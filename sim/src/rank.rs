@@ -28,253 +28,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use corosensei::Yielder;
 use uat_protocol::deque::{self, claim, release, Deque, Entry, OwnWords, Thieves, VictimWords};
-use uat_protocol::lifeline::{self as lifeline, Look, OwnWord, Words};
+use uat_protocol::lifeline::{self as lifeline, Look};
 use uat_protocol::victim::{VictimPolicy, Victims};
 
+use crate::frames::Frame;
+use crate::serve::{arrive, child_done, serve, LifelineView};
 use crate::workload::{btc_nodes, btc_spawns, Step, Task};
-use crate::world::{Fad, Message, Op, Ps, State, World, CAPACITY};
+use crate::world::{Fad, Op, Ps, State, World, CAPACITY};
 
 /// The smallest subtree run as one event.
 const MIN_BLOCK_NODES: u64 = 64;
-
-/// A frame: a task in progress.
-#[derive(Clone)]
-pub(crate) struct Frame {
-    step: Step,
-    /// 0: before its first child; then one per child started.
-    phase: u8,
-    parent: Option<usize>,
-    /// Children not yet done.
-    pending: u32,
-    /// The rank its segment is on now.
-    rank: u32,
-    /// A join found children pending: the segment waits.
-    waiting: bool,
-    /// This frame is a spawned child (its parent's continuation was pushed
-    /// just before it started), not an inline call.
-    spawned: bool,
-    /// The segment this frame waits with (while waiting).
-    segment: Vec<usize>,
-}
-
-/// Every frame of the job (frames move between ranks with their segment).
-#[derive(Default)]
-pub(crate) struct Frames {
-    slab: Vec<Option<Frame>>,
-    free: Vec<usize>,
-    /// Segments named by deque entries (`ctx - 1`).
-    segments: Vec<Option<Vec<usize>>>,
-    free_segments: Vec<usize>,
-}
-
-impl Frames {
-    fn add(&mut self, f: Frame) -> usize {
-        match self.free.pop() {
-            Some(i) => {
-                self.slab[i] = Some(f);
-                i
-            }
-            None => {
-                self.slab.push(Some(f));
-                self.slab.len() - 1
-            }
-        }
-    }
-
-    fn get(&mut self, i: usize) -> &mut Frame {
-        self.slab[i].as_mut().expect("a live frame")
-    }
-
-    fn remove(&mut self, i: usize) -> Frame {
-        let f = self.slab[i].take().expect("a live frame");
-        self.free.push(i);
-        f
-    }
-
-    fn park_segment(&mut self, s: Vec<usize>) -> u64 {
-        let i = match self.free_segments.pop() {
-            Some(i) => {
-                self.segments[i] = Some(s);
-                i
-            }
-            None => {
-                self.segments.push(Some(s));
-                self.segments.len() - 1
-            }
-        };
-        i as u64 + 1
-    }
-
-    fn take_segment(&mut self, ctx: u64) -> Vec<usize> {
-        let i = (ctx - 1) as usize;
-        let s = self.segments[i].take().expect("an entry's segment is taken once");
-        self.free_segments.push(i);
-        s
-    }
-}
-
-/// Does `m`'s operation on its target's words (at the target, at `at`).
-pub(crate) fn apply(w: &World, m: &Message, at: Ps) -> u64 {
-    let r = &w.ranks[m.to as usize];
-    let d = &r.deque;
-    let sc = Ordering::SeqCst;
-    match m.op {
-        Op::SplitLoad => d.split.load(sc),
-        Op::SplitFetchAdd(v) => d.split.fetch_add(v, sc),
-        Op::Request => {
-            r.attention.set(true);
-            0
-        }
-        Op::Entry(i) => {
-            // SAFETY: single-threaded simulation; the slot is in bounds
-            // (claims return indices below the capacity).
-            let e = unsafe { *d.slots[i as usize].get() };
-            let mut frames = w.frames.borrow_mut();
-            // The thief now owns the segment: its frames are on its rank.
-            if let Some(Some(seg)) = frames.segments.get((e.ctx - 1) as usize) {
-                for &f in seg.clone().iter() {
-                    frames.get(f).rank = m.from;
-                }
-            }
-            e.ctx
-        }
-        Op::ReleaseEntry(i) => {
-            // SAFETY: as above.
-            unsafe { (*d.slots[i as usize].get()).top = 0 };
-            0
-        }
-        Op::TryLock => (d.lock.compare_exchange(0, 1, sc, sc).is_ok()) as u64,
-        Op::Unlock => {
-            d.lock.store(0, sc);
-            0
-        }
-        Op::HeadAndTail => (d.head.load(sc) << 32) | d.tail.load(sc),
-        Op::PutHead(h) => {
-            d.head.store(h, sc);
-            0
-        }
-        Op::GetTail => d.tail.load(sc),
-        Op::Frames => 0,
-        Op::ChildDone(f) => {
-            child_done(w, f, m.to);
-            0
-        }
-        Op::Register(dim) => {
-            lifeline::accept_registration(
-                &LifelineView {
-                    w,
-                    me: m.to,
-                    at: Cell::new(at),
-                },
-                dim,
-                m.from,
-            );
-            0
-        }
-        Op::Wake(tag) => {
-            lifeline::accept_wake(
-                &LifelineView {
-                    w,
-                    me: m.to,
-                    at: Cell::new(at),
-                },
-                tag,
-            );
-            if r.state.get() == State::Sleeping {
-                w.wake_at(m.to, at);
-            }
-            0
-        }
-        Op::Finished => {
-            r.finished.set(true);
-            if r.state.get() == State::Sleeping {
-                w.wake_at(m.to, at);
-            }
-            0
-        }
-    }
-}
-
-/// A child of frame `f` finished; `f` is on rank `on`.
-fn child_done(w: &World, f: usize, on: u32) {
-    let mut frames = w.frames.borrow_mut();
-    let fr = frames.get(f);
-    fr.pending -= 1;
-    if fr.pending == 0 && fr.waiting {
-        fr.waiting = false;
-        let r = &w.ranks[on as usize];
-        r.resumable.borrow_mut().push(f);
-        // A sleeping rank wakes when a thread suspended there can resume.
-        if r.state.get() == State::Sleeping {
-            w.wake_at(on, r.now.get().max(w.now()));
-        }
-    }
-}
-
-/// A rank's lifeline words as the protocol sees them.
-struct LifelineView<'a> {
-    w: &'a World,
-    me: u32,
-    at: Cell<Ps>,
-}
-
-impl Words for LifelineView<'_> {
-    fn own(&self, word: OwnWord) -> &AtomicU64 {
-        let l = &self.w.ranks[self.me as usize].lifeline;
-        match word {
-            OwnWord::Sleep => &l.sleep,
-            OwnWord::WokenBy => &l.woken_by,
-            OwnWord::Slot(d) => &l.slots[d as usize],
-        }
-    }
-    fn register_at(&self, buddy: u32, d: u32, me: u32) {
-        self.w.send(me, buddy, Op::Register(d), false, 0, self.at.get());
-    }
-    fn wake(&self, thief: u32, tag: u64) {
-        self.w.send(self.me, thief, Op::Wake(tag), false, 0, self.at.get());
-    }
-    fn raise_own_attention(&self) {
-        self.w.ranks[self.me as usize].attention.set(true);
-    }
-    fn buddy_has_work(&self, buddy: u32) -> bool {
-        let w = self.w;
-        w.same_host(self.me, buddy)
-            && !w.sleeping(buddy)
-            && deque::has_shared(&Peek { w, rank: buddy }, w.setup.protocol)
-    }
-}
-
-/// Direct reads of a same-host rank's words (one load each).
-struct Peek<'a> {
-    w: &'a World,
-    rank: u32,
-}
-
-impl VictimWords for Peek<'_> {
-    fn split_load(&self) -> u64 {
-        self.w.ranks[self.rank as usize].deque.split.load(Ordering::SeqCst)
-    }
-    fn head_and_tail(&self) -> (u64, u64) {
-        let d = &self.w.ranks[self.rank as usize].deque;
-        (d.head.load(Ordering::SeqCst), d.tail.load(Ordering::SeqCst))
-    }
-    fn split_fetch_add(&self, _: u64) -> u64 {
-        unreachable!("a peek only reads")
-    }
-    fn request(&self) {}
-    fn entry(&self, _: u64) -> Entry {
-        unreachable!("a peek only reads")
-    }
-    fn release_entry(&self, _: u64) {}
-    fn try_lock(&self) -> bool {
-        false
-    }
-    fn unlock(&self) {}
-    fn put_head(&self, _: u64) {}
-    fn get_tail(&self) -> u64 {
-        0
-    }
-}
 
 /// The coroutine's handle on the simulation.
 pub(crate) struct Ctx<'y> {
@@ -349,7 +112,7 @@ impl Ctx<'_> {
             let h = self.w.handler(m.from, m.to) + c.timer;
             self.w.count_handler(self.me, h);
             r.now.set(r.now.get() + h);
-            self.w.serve(&m, r.now.get());
+            serve(self.w, &m, r.now.get());
         }
     }
 }
@@ -643,7 +406,7 @@ impl Worker<'_, '_> {
                 self.materialize(f, d, join, t0, s0, at);
                 let deferred = std::mem::take(&mut *r.deferred.borrow_mut());
                 for m in deferred {
-                    w.arrive(m, at);
+                    arrive(w, m, at);
                 }
             }
         }

@@ -95,7 +95,7 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
             std::process::exit(3);
         }
         match e {
-            Event::Arrive(i) => w.arrive(i, t),
+            Event::Arrive(i) => crate::serve::arrive(w, i, t),
             Event::Resume { rank, generation } => {
                 let r = &w.ranks[rank as usize];
                 if r.generation.get() != generation || r.state.get() == State::Done {

@@ -318,7 +318,7 @@ pub(crate) struct World {
     nic_free: RefCell<Vec<Ps>>,
     /// When the root task finished.
     pub(crate) finish: Cell<Option<Ps>>,
-    pub(crate) frames: RefCell<crate::rank::Frames>,
+    pub(crate) frames: RefCell<crate::frames::Frames>,
 }
 
 /// Deque entries per simulated rank.
@@ -370,7 +370,7 @@ impl World {
             free_messages: RefCell::new(Vec::new()),
             nic_free: RefCell::new(vec![0; hosts]),
             finish: Cell::new(None),
-            frames: RefCell::new(crate::rank::Frames::default()),
+            frames: RefCell::new(crate::frames::Frames::default()),
         }
     }
 
@@ -391,6 +391,23 @@ impl World {
     /// The earliest queued event's time (a running rank yields past it).
     pub(crate) fn horizon(&self) -> Ps {
         self.queue.borrow().peek().map_or(Ps::MAX, |Reverse((t, _, _))| *t)
+    }
+
+    /// The target of message `index` (still in flight).
+    pub(crate) fn message_target(&self, index: usize) -> u32 {
+        self.messages.borrow()[index]
+            .as_ref()
+            .expect("a message arrives once")
+            .to
+    }
+
+    /// Takes message `index` out of flight.
+    pub(crate) fn take_message(&self, index: usize) -> Message {
+        let m = self.messages.borrow_mut()[index]
+            .take()
+            .expect("a message arrives once");
+        self.free_messages.borrow_mut().push(index);
+        m
     }
 
     pub(crate) fn push(&self, at: Ps, e: Event) {
@@ -470,72 +487,6 @@ impl World {
         self.push(arrival, Event::Arrive(index));
     }
 
-    /// The message arrived at its target at `now`: served at once, or left
-    /// in the target's inbox for its next poll.
-    pub(crate) fn arrive(&self, index: usize, now: Ps) {
-        let to = self.messages.borrow()[index]
-            .as_ref()
-            .expect("a message arrives once")
-            .to;
-        let target = &self.ranks[to as usize];
-        if target.state.get() == State::InBlock {
-            // The target runs a subtree as one event: stop it where it is
-            // now, and let it take the message as a running rank would.
-            target.deferred.borrow_mut().push(index);
-            if target.interrupted.get().is_none() {
-                target.interrupted.set(Some(now));
-                self.wake_at(to, now);
-            }
-            return;
-        }
-        let m = self.messages.borrow_mut()[index]
-            .take()
-            .expect("a message arrives once");
-        self.free_messages.borrow_mut().push(index);
-        let target = &self.ranks[m.to as usize];
-        let class = self.class(&m.op);
-        let same = self.same_host(m.from, m.to);
-        let handler = self.handler(m.from, m.to);
-        let by_worker = match class {
-            Class::Rma => !same && !self.costs.rma_by_nic,
-            Class::FadAm => self.setup.fad == Fad::Am,
-            Class::Am => !same,
-        };
-        if !by_worker {
-            // Shared memory, the NIC, or the polling thread (which runs the
-            // handler on a core of its own).
-            let poller = if class == Class::FadAm { handler } else { 0 };
-            self.serve(&m, now + poller);
-            return;
-        }
-        match target.state.get() {
-            State::Blocked | State::Done => {
-                let start = target.busy_until.get().max(now);
-                let end = start + handler + self.costs.timer;
-                target.busy_until.set(end);
-                self.count_handler(m.to, end - start);
-                self.serve(&m, end);
-            }
-            State::Running => {
-                target.inbox.borrow_mut().push_back(m);
-                // `am`'s requester raises the target's attention word: its
-                // next spawn polls.
-                if class == Class::FadAm {
-                    target.attention.set(true);
-                }
-            }
-            State::Sleeping => {
-                target.inbox.borrow_mut().push_back(m);
-                // `am`'s requester wakes a sleeping target on its host to
-                // poll once for it (`am_fad::sleep::Wake::Service`).
-                if same && class == Class::FadAm {
-                    self.wake_at(m.to, now);
-                }
-            }
-            State::InBlock => unreachable!("a rank in a block defers its messages"),
-        }
-    }
-
     /// The target's CPU for one handler of a message between these ranks.
     pub(crate) fn handler(&self, from: u32, to: u32) -> Ps {
         if self.same_host(from, to) {
@@ -549,27 +500,6 @@ impl World {
         let mut c = self.ranks[rank as usize].counters.borrow_mut();
         c.handled += 1;
         c.handler_ps += ps;
-    }
-
-    /// Does `m`'s operation at its target at `at` and sends the reply.
-    pub(crate) fn serve(&self, m: &Message, at: Ps) {
-        let value = crate::rank::apply(self, m, at);
-        if m.reply {
-            let c = &self.costs;
-            let back = if self.same_host(m.from, m.to) {
-                (m.bytes as f64 * c.shm_ps_per_byte) as Ps
-            } else {
-                let latency = if self.setup.fad == Fad::RdmaEmulated {
-                    c.latency_poller
-                } else {
-                    c.latency
-                };
-                latency + (m.bytes as f64 * c.net_ps_per_byte) as Ps
-            };
-            let from = &self.ranks[m.from as usize];
-            from.reply.set(value);
-            self.wake_at(m.from, at + back);
-        }
     }
 
     /// Whether `rank` sleeps (its sleep word, for thieves in shared memory).
