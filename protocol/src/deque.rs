@@ -106,6 +106,8 @@
 use std::cell::Cell;
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 
+use crate::mutation::{active, Mutation};
+
 /// A suspended parent: its context record and the top of its frames.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -557,7 +559,7 @@ pub struct ClaimTimes {
 /// check (one read), asking nothing of the victim. A claim starts with it;
 /// a sleeping rank looks at its lifeline buddies with it.
 pub fn has_shared<V: VictimWords>(v: &V, protocol: Protocol) -> bool {
-    match protocol {
+    let shared = match protocol {
         Protocol::Split => {
             let (h, s) = unpack(v.split_load());
             h < s
@@ -566,7 +568,8 @@ pub fn has_shared<V: VictimWords>(v: &V, protocol: Protocol) -> bool {
             let (h, t) = v.head_and_tail();
             h < t
         }
-    }
+    };
+    shared != active(Mutation::EmptyCheckInverted)
 }
 
 /// Claims the victim's oldest entry and reads it.
@@ -588,7 +591,12 @@ pub fn claim<V: VictimWords>(
                 }
             }
             times.empty_checked = now();
-            let (h, s) = unpack(v.split_fetch_add(1));
+            let word = if active(Mutation::ClaimSkipsFetchAdd) {
+                v.split_load()
+            } else {
+                v.split_fetch_add(1)
+            };
+            let (h, s) = unpack(word);
             v.answered();
             if h >= s {
                 v.request();
@@ -609,7 +617,7 @@ pub fn claim<V: VictimWords>(
                 }
             }
             times.empty_checked = now();
-            let locked = v.try_lock();
+            let locked = active(Mutation::ClaimSkipsFetchAdd) || v.try_lock();
             v.answered();
             if !locked {
                 return Err(Miss::ClaimFailed);
@@ -640,7 +648,9 @@ pub fn claim<V: VictimWords>(
 /// memory (split: the entry's release; paper: the unlock).
 pub fn release<V: VictimWords>(v: &V, protocol: Protocol, claimed: &Claimed) {
     match protocol {
+        Protocol::Split if active(Mutation::ReleaseSkipped) => {}
         Protocol::Split => v.release_entry(claimed.index),
+        Protocol::Paper if active(Mutation::UnlockSkipped) => {}
         Protocol::Paper => v.unlock(),
     }
 }

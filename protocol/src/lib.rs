@@ -6,7 +6,9 @@
 //!   pop and expose, a thief's empty check, claim and release;
 //! - [`lifeline`]: the lifeline graph and the steps of quiescing, serving
 //!   and waking (Saraswat et al., PPoPP'11);
-//! - [`victim`]: victim choice (`UAT_VICTIMS`).
+//! - [`victim`]: victim choice (`UAT_VICTIMS`);
+//! - [`mutation`]: deliberate breakages of these steps, for the checks'
+//!   tests (feature `mutations` only; no cost without it).
 //!
 //! Three programs run these steps: the runtime (`uni-threads`), over the
 //! arena's control words on GASNet-EX; the model tests, over in-process
@@ -18,4 +20,5 @@
 
 pub mod deque;
 pub mod lifeline;
+pub mod mutation;
 pub mod victim;

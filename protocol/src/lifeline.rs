@@ -31,6 +31,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 
+use crate::mutation::{active, Mutation};
+
 mod graph;
 
 pub use graph::{default_dimensions, graph, incoming};
@@ -152,6 +154,9 @@ pub fn serve_waiting(words: &impl Words, slots: &[u32], ranks: u32, can_serve: b
         let Some(thief) = v.checked_sub(1).map(|r| r as u32).filter(|&r| r < ranks) else {
             continue;
         };
+        if active(Mutation::WakeDropped) {
+            continue;
+        }
         words.wake(thief, tag());
         served.woken += 1;
     }

@@ -74,10 +74,12 @@ impl Frames {
         i as u64 + 1
     }
 
-    pub(crate) fn take_segment(&mut self, ctx: u64) -> Vec<usize> {
-        let i = (ctx - 1) as usize;
-        let s = self.segments[i].take().expect("an entry's segment is taken once");
+    /// The segment entry `ctx` names, taken: `None` when it was taken
+    /// already (an entry handed out twice).
+    pub(crate) fn take_segment(&mut self, ctx: u64) -> Option<Vec<usize>> {
+        let i = (ctx as usize).checked_sub(1)?;
+        let s = self.segments.get_mut(i)?.take()?;
         self.free_segments.push(i);
-        s
+        Some(s)
     }
 }

@@ -178,37 +178,62 @@ impl Machine {
     }
 
     /// Every cost of the file with its dotted name (`conduit.udp.handler_ns`).
-    pub fn costs(&self) -> Vec<(String, &Cost)> {
-        let mut out: Vec<(String, &Cost)> = vec![
-            ("layout.ranks_per_host".into(), &self.layout.ranks_per_host),
-            ("layout.ghz".into(), &self.layout.ghz),
-            ("local.spawn_ns".into(), &self.local.spawn_ns),
-            ("local.suspend_ns".into(), &self.local.suspend_ns),
-            ("local.resume_ns".into(), &self.local.resume_ns),
-            ("local.frame_bytes".into(), &self.local.frame_bytes),
-            ("work.btc_ns".into(), &self.work.btc_ns),
-            ("work.uts_ns".into(), &self.work.uts_ns),
-            ("work.nqueens_ns".into(), &self.work.nqueens_ns),
-        ];
-        for (name, c) in &self.conduit {
-            let p = |f: &str| format!("conduit.{name}.{f}");
-            out.extend([
-                (p("net_latency_ns"), &c.net_latency_ns),
-                (p("net_latency_poller_ns"), &c.net_latency_poller_ns),
-                (p("net_bytes_per_ns"), &c.net_bytes_per_ns),
-                (p("nic_gap_ns"), &c.nic_gap_ns),
-                (p("shm_op_ns"), &c.shm_op_ns),
-                (p("shm_bytes_per_ns"), &c.shm_bytes_per_ns),
-                (p("poll_empty_ns"), &c.poll_empty_ns),
-                (p("poll_per_peer_ns"), &c.poll_per_peer_ns),
-                (p("handler_ns"), &c.handler_ns),
-                (p("shm_handler_ns"), &c.shm_handler_ns),
-                (p("own_atomic_ns"), &c.own_atomic_ns),
-                (p("sleep_poll_ns"), &c.sleep_poll_ns),
-                (p("timer_ns"), &c.timer_ns),
-            ]);
-        }
+    pub fn costs(&self) -> Vec<(String, Cost)> {
+        let mut out = Vec::new();
+        self.clone().for_each_cost_mut(|name, c| out.push((name, c.clone())));
         out
+    }
+
+    /// Calls `f` with every cost and its dotted name: the one list of the
+    /// fields, which the checks, the listing and the sensitivity knobs use.
+    pub fn for_each_cost_mut(&mut self, mut f: impl FnMut(String, &mut Cost)) {
+        f("layout.ranks_per_host".into(), &mut self.layout.ranks_per_host);
+        f("layout.ghz".into(), &mut self.layout.ghz);
+        f("local.spawn_ns".into(), &mut self.local.spawn_ns);
+        f("local.suspend_ns".into(), &mut self.local.suspend_ns);
+        f("local.resume_ns".into(), &mut self.local.resume_ns);
+        f("local.frame_bytes".into(), &mut self.local.frame_bytes);
+        f("work.btc_ns".into(), &mut self.work.btc_ns);
+        f("work.uts_ns".into(), &mut self.work.uts_ns);
+        f("work.nqueens_ns".into(), &mut self.work.nqueens_ns);
+        for (name, c) in self.conduit.iter_mut() {
+            let p = |field: &str| format!("conduit.{name}.{field}");
+            f(p("net_latency_ns"), &mut c.net_latency_ns);
+            f(p("net_latency_poller_ns"), &mut c.net_latency_poller_ns);
+            f(p("net_bytes_per_ns"), &mut c.net_bytes_per_ns);
+            f(p("nic_gap_ns"), &mut c.nic_gap_ns);
+            f(p("shm_op_ns"), &mut c.shm_op_ns);
+            f(p("shm_bytes_per_ns"), &mut c.shm_bytes_per_ns);
+            f(p("poll_empty_ns"), &mut c.poll_empty_ns);
+            f(p("poll_per_peer_ns"), &mut c.poll_per_peer_ns);
+            f(p("handler_ns"), &mut c.handler_ns);
+            f(p("shm_handler_ns"), &mut c.shm_handler_ns);
+            f(p("own_atomic_ns"), &mut c.own_atomic_ns);
+            f(p("sleep_poll_ns"), &mut c.sleep_poll_ns);
+            f(p("timer_ns"), &mut c.timer_ns);
+        }
+    }
+
+    /// Changes the cost `name` (as [`Machine::costs`] names it): `edit`
+    /// gets its value and returns the new one. The sensitivity analysis's
+    /// knob (`uat-sim predict --scale NAME=F`, `--set NAME=V`).
+    pub fn edit(&mut self, name: &str, edit: impl Fn(f64) -> f64, why: &str) -> Result<(), MachineError> {
+        let mut hit = false;
+        self.for_each_cost_mut(|n, c| {
+            if n == name {
+                c.value = edit(c.value);
+                c.source = format!("{why}; declared: {}", c.source);
+                hit = true;
+            }
+        });
+        if !hit {
+            let names: Vec<String> = self.costs().into_iter().map(|(n, _)| n).collect();
+            return Err(MachineError(format!(
+                "no cost named {name:?}; the costs: {}",
+                names.join(", ")
+            )));
+        }
+        self.check()
     }
 
     fn check(&self) -> Result<(), MachineError> {
@@ -246,41 +271,4 @@ impl Machine {
         }
         Ok(())
     }
-}
-
-/// Scales the cost named `name` (as [`Machine::costs`] names it) by
-/// `factor`: the sensitivity analysis's one knob. Returns false when no
-/// cost has that name.
-pub fn scale(m: &mut Machine, name: &str, factor: f64) -> bool {
-    let mut hit = false;
-    let mut apply = |full: String, c: &mut Cost| {
-        if full == name {
-            c.value *= factor;
-            hit = true;
-        }
-    };
-    apply("local.spawn_ns".into(), &mut m.local.spawn_ns);
-    apply("local.suspend_ns".into(), &mut m.local.suspend_ns);
-    apply("local.resume_ns".into(), &mut m.local.resume_ns);
-    apply("local.frame_bytes".into(), &mut m.local.frame_bytes);
-    apply("work.btc_ns".into(), &mut m.work.btc_ns);
-    apply("work.uts_ns".into(), &mut m.work.uts_ns);
-    apply("work.nqueens_ns".into(), &mut m.work.nqueens_ns);
-    for (cn, c) in m.conduit.iter_mut() {
-        let p = |f: &str| format!("conduit.{cn}.{f}");
-        apply(p("net_latency_ns"), &mut c.net_latency_ns);
-        apply(p("net_latency_poller_ns"), &mut c.net_latency_poller_ns);
-        apply(p("net_bytes_per_ns"), &mut c.net_bytes_per_ns);
-        apply(p("nic_gap_ns"), &mut c.nic_gap_ns);
-        apply(p("shm_op_ns"), &mut c.shm_op_ns);
-        apply(p("shm_bytes_per_ns"), &mut c.shm_bytes_per_ns);
-        apply(p("poll_empty_ns"), &mut c.poll_empty_ns);
-        apply(p("poll_per_peer_ns"), &mut c.poll_per_peer_ns);
-        apply(p("handler_ns"), &mut c.handler_ns);
-        apply(p("shm_handler_ns"), &mut c.shm_handler_ns);
-        apply(p("own_atomic_ns"), &mut c.own_atomic_ns);
-        apply(p("sleep_poll_ns"), &mut c.sleep_poll_ns);
-        apply(p("timer_ns"), &mut c.timer_ns);
-    }
-    hit
 }

@@ -63,6 +63,13 @@ enum What {
         /// is waited for and to each Active Message request.
         #[arg(long, default_value_t = 0.0)]
         net_delay_us: f64,
+        /// Multiplies a declared cost: NAME=FACTOR, NAME as `check-machine`
+        /// lists it (`conduit.ibv.poll_empty_ns=1.5`); repeatable.
+        #[arg(long, value_name = "NAME=FACTOR")]
+        scale: Vec<String>,
+        /// Replaces a declared cost: NAME=VALUE; repeatable.
+        #[arg(long, value_name = "NAME=VALUE")]
+        set: Vec<String>,
         /// Simulate every node as its own step, even where a subtree has a
         /// closed form (BTC) and could be charged as one event (slower;
         /// the same result).
@@ -143,9 +150,30 @@ fn run(o: Options) -> Result<(), String> {
             seed,
             net_delay_us,
             node_by_node,
+            scale,
+            set,
             bench,
         } => {
-            let m = Machine::load(&machine).map_err(|e| e.to_string())?;
+            let mut m = Machine::load(&machine).map_err(|e| e.to_string())?;
+            let mut changed = serde_json::Map::new();
+            for (list, is_scale) in [(&scale, true), (&set, false)] {
+                for item in list {
+                    let (name, v) = item.split_once('=').ok_or_else(|| {
+                        format!("{item:?}: expected NAME={}", if is_scale { "FACTOR" } else { "VALUE" })
+                    })?;
+                    let v: f64 = v.parse().map_err(|_| format!("{item:?}: {v:?} is not a number"))?;
+                    if is_scale {
+                        m.edit(name, |x| x * v, &format!("scaled by {v} (--scale)"))
+                    } else {
+                        m.edit(name, |_| v, "set by --set")
+                    }
+                    .map_err(|e| e.to_string())?;
+                    changed.insert(
+                        name.to_string(),
+                        format!("{}{v}", if is_scale { "x" } else { "=" }).into(),
+                    );
+                }
+            }
             let conduit = match conduit {
                 Some(c) => c,
                 None if m.conduit.len() == 1 => m.conduit.keys().next().cloned().unwrap_or_default(),
@@ -184,6 +212,7 @@ fn run(o: Options) -> Result<(), String> {
             obj.insert("net_delay_us".into(), net_delay_us.into());
             obj.insert("bench".into(), bench.name().into());
             obj.insert("params".into(), bench.params());
+            obj.insert("changed_costs".into(), changed.into());
             obj.insert("wall_s".into(), started.elapsed().as_secs_f64().into());
             println!("{j}");
             Ok(())

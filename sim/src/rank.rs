@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use corosensei::Yielder;
 use uat_protocol::deque::{self, claim, release, Deque, Entry, OwnWords, Thieves, VictimWords};
 use uat_protocol::lifeline::{self as lifeline, Look};
+use uat_protocol::mutation::{active, Mutation};
 use uat_protocol::victim::{VictimPolicy, Victims};
 
 use crate::frames::Frame;
@@ -80,6 +81,22 @@ impl Ctx<'_> {
         r.reply.get()
     }
 
+    /// A check failed: records it and never runs again (the event loop
+    /// stops with the error and drops the coroutine).
+    fn fail(&self, why: String) -> ! {
+        self.w.fail(why);
+        loop {
+            self.y.suspend(());
+        }
+    }
+
+    /// Stops here if a step just taken failed a check.
+    fn check(&self) {
+        if self.w.failed() {
+            self.fail(String::new());
+        }
+    }
+
     /// Sends `op` to `to` without waiting.
     fn post(&self, to: u32, op: Op) {
         self.w.send(self.me, to, op, false, 0, self.now());
@@ -121,6 +138,20 @@ impl Ctx<'_> {
 /// atomic domain in `native` mode across hosts.
 struct OwnSim<'a, 'y> {
     ctx: &'a Ctx<'y>,
+    /// When the owner's current wait for thieves (a release, the lock)
+    /// began.
+    waiting_since: Cell<Option<Ps>>,
+}
+
+/// The longest a correct thief can keep an owner waiting (for its
+/// release, or the lock it holds): a claimed steal's few messages, each
+/// within a latency, a NIC's queue and the emulated delay. An owner that
+/// waits longer waits for a release or unlock that never comes, an error
+/// (never a hang).
+fn wait_bound(w: &World) -> Ps {
+    let c = &w.costs;
+    let message = c.latency.max(c.latency_poller) + c.nic_gap * w.setup.ranks_per_host as Ps + w.setup.net_delay;
+    1_000_000_000 + 1000 * message
 }
 
 impl OwnSim<'_, '_> {
@@ -163,6 +194,8 @@ impl OwnWords for OwnSim<'_, '_> {
         }
     }
     fn split_store(&self, value: u64) {
+        // The owner's wait for releases (if any) is over.
+        self.waiting_since.set(None);
         self.atomic_cost();
         self.d().split.store(value, Ordering::SeqCst)
     }
@@ -175,6 +208,7 @@ impl OwnWords for OwnSim<'_, '_> {
                 .compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst)
                 .is_ok()
             {
+                self.waiting_since.set(None);
                 return;
             }
             self.wait();
@@ -184,6 +218,16 @@ impl OwnWords for OwnSim<'_, '_> {
         self.d().lock.store(0, Ordering::SeqCst)
     }
     fn wait(&self) {
+        let now = self.ctx.now();
+        let since = *self.waiting_since.get().get_or_insert(now);
+        self.waiting_since.set(Some(since));
+        if now - since > wait_bound(self.ctx.w) {
+            self.ctx.fail(format!(
+                "rank {} waited {} us for thieves that had taken its entries or its lock (a release or unlock was lost)",
+                self.ctx.me,
+                (now - since) / 1_000_000
+            ));
+        }
         self.ctx.poll(true);
         self.ctx.advance(self.ctx.w.costs.poll_empty.max(10_000));
     }
@@ -235,7 +279,15 @@ pub(crate) fn run(w: &World, me: u32, y: &Yielder<(), ()>) {
     let ctx = Ctx { w, me, y };
     let s = &w.setup;
     let thieves = if s.ranks > 1 { Thieves::Possible } else { Thieves::None };
-    let deque = Deque::new(OwnSim { ctx: &ctx }, CAPACITY, s.protocol, thieves);
+    let deque = Deque::new(
+        OwnSim {
+            ctx: &ctx,
+            waiting_since: Cell::new(None),
+        },
+        CAPACITY,
+        s.protocol,
+        thieves,
+    );
     let victims = Victims::new(VictimPolicy::Random, s.seed, me, &w.host_table(), s.lifeline_w);
     let buddies = lifeline::graph(me, s.ranks, lifeline::default_dimensions(s.ranks));
     let slots: Vec<u32> = lifeline::incoming(me, s.ranks, lifeline::default_dimensions(s.ranks))
@@ -621,16 +673,21 @@ impl Worker<'_, '_> {
             } else {
                 // An inline call returns into its parent, below it.
                 child_done(w, parent, self.ctx.me);
+                self.ctx.check();
             }
             return;
         }
         // The parent's continuation is the newest entry, unless stolen.
         match self.deque.pop() {
             Some(e) => {
-                let seg = w.frames.borrow_mut().take_segment(e.ctx);
+                let seg = self.take_segment(e.ctx);
                 debug_assert_eq!(seg.last(), Some(&parent));
                 self.stack.extend(seg);
                 child_done(w, parent, self.ctx.me);
+                if active(Mutation::TerminationCountedTwice) {
+                    child_done(w, parent, self.ctx.me);
+                }
+                self.ctx.check();
             }
             None => {
                 self.stack.clear();
@@ -644,6 +701,7 @@ impl Worker<'_, '_> {
         let on = w.frames.borrow_mut().get(parent).rank;
         if on == self.ctx.me {
             child_done(w, parent, on);
+            self.ctx.check();
         } else {
             self.ctx.post(on, Op::ChildDone(parent));
         }
@@ -671,7 +729,7 @@ impl Worker<'_, '_> {
             // The continuation below is the newest entry: resume it.
             match self.deque.pop() {
                 Some(e) => {
-                    let below = w.frames.borrow_mut().take_segment(e.ctx);
+                    let below = self.take_segment(e.ctx);
                     self.stack.extend(below);
                 }
                 None => self.stack.clear(),
@@ -691,6 +749,18 @@ impl Worker<'_, '_> {
         }
     }
 
+    /// The segment of the entry `ctx` this rank popped or stole; an entry
+    /// handed out twice (its segment already taken) is an error.
+    fn take_segment(&self, ctx: u64) -> Vec<usize> {
+        let seg = self.w().frames.borrow_mut().take_segment(ctx);
+        seg.unwrap_or_else(|| {
+            self.ctx.fail(format!(
+                "rank {} took entry {ctx}, whose frames another rank had taken (an entry handed out twice)",
+                self.ctx.me
+            ))
+        })
+    }
+
     /// One steal attempt from `victim`: the stolen thread's frames, to run.
     fn steal_from(&mut self, victim: u32) -> Option<Vec<usize>> {
         let w = self.ctx.w;
@@ -702,18 +772,62 @@ impl Worker<'_, '_> {
         self.ctx.rank().counters.borrow_mut().steals_attempted += 1;
         let v = VictimSim { ctx: self.ctx, victim };
         let mut times = deque::ClaimTimes::default();
-        let claimed = claim(&v, w.setup.protocol, w.setup.empty_check, || 0, &mut times).ok()?;
+        let claimed = match claim(&v, w.setup.protocol, w.setup.empty_check, || 0, &mut times) {
+            Ok(c) => c,
+            Err(miss) => {
+                // "Empty" follows a read of the victim's indices (the
+                // attempt's last reply): they must show nothing to take.
+                let word = self.ctx.rank().reply.get();
+                let (lo, hi) = match w.setup.protocol {
+                    deque::Protocol::Split => deque::unpack(word),
+                    deque::Protocol::Paper => (word >> 32, word & 0xffff_ffff),
+                };
+                if miss == deque::Miss::Empty && lo < hi {
+                    self.ctx.fail(format!(
+                        "rank {} found rank {victim} empty although the indices it read, ({lo}, {hi}), held an entry",
+                        self.ctx.me
+                    ));
+                }
+                return None;
+            }
+        };
         // The frames: one get of their bytes.
         self.ctx.call(victim, Op::Frames, w.costs.frame_bytes);
         release(&v, w.setup.protocol, &claimed);
         self.ctx.advance(w.costs.resume);
         self.ctx.rank().counters.borrow_mut().steals_succeeded += 1;
+        let seg = self.take_segment(claimed.entry.ctx);
         let mut frames = w.frames.borrow_mut();
-        let seg = frames.take_segment(claimed.entry.ctx);
         // The stolen thread's base no longer has its parent's continuation
         // below it: its finish notifies the parent.
         frames.get(seg[0]).spawned = false;
         Some(seg)
+    }
+
+    /// A sleeper's lifeline check: a buddy that its registration reached
+    /// and that has cleared it since (served it: `serve_waiting` clears a
+    /// slot only to wake its rank) owes it a wake-up. With no wake-up on
+    /// its way to this rank (in flight or in its inbox) and its sleep word
+    /// still `QUIESCENT` (it was not applied either), the wake-up was
+    /// lost: the rank would sleep on while the buddy that served it has
+    /// work. Exact, no time bound: in a correct run the wake-up is sent
+    /// in the same step that clears the slot.
+    fn check_wake_owed(&self, buddies: &[(u32, u32)]) {
+        let w = self.ctx.w;
+        let r = self.ctx.rank();
+        if r.wakes_in_flight.get() > 0 {
+            return;
+        }
+        let reached = r.registered_at.borrow();
+        for &(d, b) in buddies {
+            let slot = w.ranks[b as usize].lifeline.slots[d as usize].load(Ordering::SeqCst);
+            if reached.contains(&b) && slot == 0 {
+                self.ctx.fail(format!(
+                    "rank {} sleeps although its lifeline buddy {b} served its registration and no wake-up is on its way (a lost wake-up)",
+                    self.ctx.me
+                ));
+            }
+        }
     }
 
     /// Quiesces on the lifelines and sleeps until woken or finished.
@@ -725,6 +839,7 @@ impl Worker<'_, '_> {
             me,
             at: Cell::new(self.ctx.now()),
         };
+        self.ctx.rank().registered_at.borrow_mut().clear();
         lifeline::announce(&view, me, buddies);
         for &(_, b) in buddies {
             if let Some(seg) = self.steal_from(b) {
@@ -747,6 +862,7 @@ impl Worker<'_, '_> {
                     lifeline::served(&view);
                 }
                 Look::Asleep => {
+                    self.check_wake_owed(buddies);
                     r.state.set(State::Sleeping);
                     let until = self.ctx.now() + w.costs.sleep_poll;
                     w.wake_at(me, until);

@@ -94,6 +94,9 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
             eprintln!("finish {:?} t {t}", w.finish.get());
             std::process::exit(3);
         }
+        if let Some(error) = w.error.borrow().as_ref() {
+            return Err(error.clone());
+        }
         match e {
             Event::Arrive(i) => crate::serve::arrive(w, i, t),
             Event::Resume { rank, generation } => {
@@ -113,6 +116,9 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
                 }
             }
         }
+    }
+    if let Some(error) = w.error.borrow().as_ref() {
+        return Err(error.clone());
     }
     let stuck: Vec<String> = w
         .ranks

@@ -140,6 +140,7 @@ fn apply(w: &World, m: &Message, at: Ps) -> u64 {
             0
         }
         Op::Register(dim) => {
+            w.ranks[m.from as usize].registered_at.borrow_mut().push(m.to);
             lifeline::accept_registration(
                 &LifelineView {
                     w,
@@ -152,6 +153,7 @@ fn apply(w: &World, m: &Message, at: Ps) -> u64 {
             0
         }
         Op::Wake(tag) => {
+            r.wakes_in_flight.set(r.wakes_in_flight.get().saturating_sub(1));
             lifeline::accept_wake(
                 &LifelineView {
                     w,
@@ -178,7 +180,20 @@ fn apply(w: &World, m: &Message, at: Ps) -> u64 {
 /// A child of frame `f` finished; `f` is on rank `on`.
 pub(crate) fn child_done(w: &World, f: usize, on: u32) {
     let mut frames = w.frames.borrow_mut();
-    let fr = frames.get(f);
+    // A completion counted twice: the parent went on (and perhaps
+    // finished) before all its children were done.
+    let Some(fr) = frames.slab.get_mut(f).and_then(Option::as_mut) else {
+        w.fail(format!(
+            "a child's completion reached frame {f}, which had finished (a completion counted twice)"
+        ));
+        return;
+    };
+    if fr.pending == 0 {
+        w.fail(format!(
+            "frame {f} was told of more children done than it started (a completion counted twice)"
+        ));
+        return;
+    }
     fr.pending -= 1;
     if fr.pending == 0 && fr.waiting {
         fr.waiting = false;

@@ -302,6 +302,11 @@ pub(crate) struct Rank {
     /// When the root's finish reached this rank.
     pub(crate) finished: Cell<bool>,
     pub(crate) counters: RefCell<Counters>,
+    /// The buddies this rank's lifeline registrations reached since it
+    /// last announced itself.
+    pub(crate) registered_at: RefCell<Vec<u32>>,
+    /// Wake-ups sent to this rank and not yet applied to its words.
+    pub(crate) wakes_in_flight: Cell<u32>,
 }
 
 /// The whole simulated job.
@@ -319,6 +324,8 @@ pub(crate) struct World {
     /// When the root task finished.
     pub(crate) finish: Cell<Option<Ps>>,
     pub(crate) frames: RefCell<crate::frames::Frames>,
+    /// The first check that failed: the simulation stops with it.
+    pub(crate) error: RefCell<Option<String>>,
 }
 
 /// Deque entries per simulated rank.
@@ -356,6 +363,8 @@ impl World {
                 resumable: RefCell::new(Vec::new()),
                 finished: Cell::new(false),
                 counters: RefCell::new(Counters::default()),
+                registered_at: RefCell::new(Vec::new()),
+                wakes_in_flight: Cell::new(0),
             })
             .collect();
         let hosts = setup.ranks.div_ceil(setup.ranks_per_host.max(1)) as usize;
@@ -371,7 +380,19 @@ impl World {
             nic_free: RefCell::new(vec![0; hosts]),
             finish: Cell::new(None),
             frames: RefCell::new(crate::frames::Frames::default()),
+            error: RefCell::new(None),
         }
+    }
+
+    /// Records a failed check (the first one stays): the event loop stops
+    /// after the event that found it and `simulate` returns it.
+    pub(crate) fn fail(&self, why: String) {
+        self.error.borrow_mut().get_or_insert(why);
+    }
+
+    /// Whether a check failed.
+    pub(crate) fn failed(&self) -> bool {
+        self.error.borrow().is_some()
     }
 
     /// The host of every rank.
@@ -446,6 +467,10 @@ impl World {
     /// message's index.
     pub(crate) fn send(&self, from: u32, to: u32, op: Op, reply: bool, bytes: u64, at: Ps) {
         self.ranks[from as usize].counters.borrow_mut().messages += 1;
+        if let Op::Wake(_) = op {
+            let r = &self.ranks[to as usize];
+            r.wakes_in_flight.set(r.wakes_in_flight.get() + 1);
+        }
         let c = &self.costs;
         let arrival = if self.same_host(from, to) {
             at + c.shm_op + (bytes as f64 * c.shm_ps_per_byte) as Ps

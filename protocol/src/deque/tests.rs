@@ -125,43 +125,205 @@ fn next(x: &mut u64) -> u64 {
     *x
 }
 
+/// Thieves' attempts in flight, and a gate the owner closes to let them
+/// drain: with the gate closed and none in flight, no thief holds a claim
+/// or the lock, so a claimed entry not yet released (or a lock still held)
+/// was lost. Ends the owner's waits (which would otherwise spin forever
+/// when a release or unlock is skipped) with an error, never a hang, and
+/// without timing: the thieves finish an attempt in a bounded number of
+/// their own steps.
+#[derive(Default)]
+struct Gate {
+    closed: AtomicBool,
+    in_flight: AtomicU64,
+    /// The first error any thread saw.
+    failure: Mutex<Option<String>>,
+}
+
+impl Gate {
+    /// A thief enters an attempt; false while the gate is closed.
+    fn enter(&self) -> bool {
+        self.in_flight.fetch_add(1, SeqCst);
+        if self.closed.load(SeqCst) {
+            self.in_flight.fetch_sub(1, SeqCst);
+            return false;
+        }
+        true
+    }
+    fn leave(&self) {
+        self.in_flight.fetch_sub(1, SeqCst);
+    }
+    /// Runs `check` with no thief in an attempt (SeqCst on both words:
+    /// a thief that entered after the close saw it closed).
+    fn drained<T>(&self, check: impl FnOnce() -> T) -> T {
+        self.closed.store(true, SeqCst);
+        while self.in_flight.load(SeqCst) != 0 {
+            std::thread::yield_now();
+        }
+        let r = check();
+        self.closed.store(false, SeqCst);
+        r
+    }
+    fn fail(&self, why: String) {
+        self.failure.lock().unwrap().get_or_insert(why);
+    }
+    fn failed(&self) -> bool {
+        self.failure.lock().unwrap().is_some()
+    }
+}
+
+/// The owner's words with the model's checks on its waits.
+struct Checked {
+    own: Own,
+    gate: Arc<Gate>,
+}
+
+impl OwnWords for Checked {
+    fn tail(&self) -> &AtomicU64 {
+        self.own.tail()
+    }
+    fn head(&self) -> &AtomicU64 {
+        self.own.head()
+    }
+    fn slot(&self, i: u64) -> *mut Entry {
+        self.own.slot(i)
+    }
+    fn split_fetch_add(&self, value: u64) -> u64 {
+        self.own.split_fetch_add(value)
+    }
+    fn split_load(&self) -> u64 {
+        self.own.split_load()
+    }
+    fn split_compare_swap(&self, current: u64, new: u64) -> u64 {
+        self.own.split_compare_swap(current, new)
+    }
+    fn split_store(&self, value: u64) {
+        self.own.split_store(value)
+    }
+    fn lock(&self) {
+        let w = &self.own.0;
+        let mut tries = 0u32;
+        while w.lock.compare_exchange(0, 1, SeqCst, SeqCst).is_err() {
+            tries += 1;
+            if tries.is_multiple_of(1024) {
+                // Only a thief mid-attempt may hold the lock: drained, a
+                // held lock is one nobody will unlock.
+                let lost = self.gate.drained(|| w.lock.load(SeqCst) != 0);
+                if lost || self.gate.failed() {
+                    self.gate
+                        .fail("the owner waits for a lock no thief holds (an unlock was lost)".into());
+                    // Stop the run: take the lock over.
+                    w.lock.store(1, SeqCst);
+                    return;
+                }
+            }
+            std::hint::spin_loop();
+        }
+    }
+    fn unlock(&self) {
+        self.own.unlock()
+    }
+    fn wait(&self) {
+        // Called while claimed entries below `tail` are not yet released
+        // (split protocol, 3.).
+        let w = &self.own.0;
+        let lost = self.gate.drained(|| {
+            let t = w.tail.load(SeqCst) as usize;
+            (0..t).find(|&i| w.slots[i][1].load(SeqCst) != 0)
+        });
+        if let Some(i) = lost.or(self.gate.failed().then_some(0)) {
+            self.gate.fail(format!(
+                "the owner waits for entry {i}, which no thief will release (a release was lost)"
+            ));
+            // Stop the run: release every entry in the thieves' place.
+            for s in &w.slots {
+                s[1].store(0, SeqCst);
+            }
+        }
+        std::thread::yield_now()
+    }
+}
+
 /// Runs an owner against `thieves` thieves for `steps` owner operations,
 /// and on until the thieves have stolen `min_steals` entries (threads may
 /// start late on a loaded machine); checks that every entry went to exactly
 /// one side; returns how many were stolen.
 fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: u64) -> u64 {
+    try_run(
+        protocol,
+        empty_check,
+        thieves,
+        steps,
+        seed,
+        crate::mutation::Mutation::None,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`run`] with the threads running `mutation` (the feature `mutations`);
+/// the first check that failed as an error, never a panic or a hang.
+fn try_run(
+    protocol: Protocol,
+    empty_check: bool,
+    thieves: usize,
+    steps: u64,
+    seed: u64,
+    mutation: crate::mutation::Mutation,
+) -> Result<u64, String> {
+    #[cfg(feature = "mutations")]
+    crate::mutation::set(mutation);
+    #[cfg(not(feature = "mutations"))]
+    let _ = mutation;
     let min_steals = if thieves == 0 { 0 } else { 100 };
     let words = Words::new();
+    let gate = Arc::new(Gate::default());
     let stop = Arc::new(AtomicBool::new(false));
     let stolen = Arc::new(Mutex::new(Vec::new()));
     let steals = Arc::new(AtomicU64::new(0));
+    let attempts = Arc::new(AtomicU64::new(0));
     let handles: Vec<_> = (0..thieves)
         .map(|k| {
             let (w, stop, stolen, steals) = (words.clone(), stop.clone(), stolen.clone(), steals.clone());
+            let (gate, attempts) = (gate.clone(), attempts.clone());
             std::thread::spawn(move || {
+                #[cfg(feature = "mutations")]
+                crate::mutation::set(mutation);
                 let v = Thief(w.clone());
                 let mut rng = seed ^ ((k as u64 + 1) * 0x9E37_79B9);
                 let mut mine = Vec::new();
                 while !stop.load(SeqCst) {
+                    if !gate.enter() {
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    attempts.fetch_add(1, SeqCst);
                     let mut times = ClaimTimes::default();
                     match claim(&v, protocol, empty_check, || 0, &mut times) {
                         Ok(c) => {
                             let id = c.entry.ctx;
-                            assert_eq!(c.entry.top, id + 1, "a claimed entry is whole");
-                            assert_eq!(w.frames[c.index as usize].load(SeqCst), id, "frames before the copy");
+                            let frames = &w.frames[c.index as usize];
+                            if c.entry.top != id + 1 {
+                                gate.fail(format!("a claimed entry is not whole: {:?}", c.entry));
+                            } else if frames.load(SeqCst) != id {
+                                gate.fail(format!("entry {id}: its frames were reused before the copy"));
+                            }
                             for _ in 0..next(&mut rng) % 64 {
                                 std::hint::spin_loop();
                             }
-                            assert_eq!(
-                                w.frames[c.index as usize].load(SeqCst),
-                                id,
-                                "the owner reused a claimed entry's frames before its release"
-                            );
+                            if frames.load(SeqCst) != id {
+                                gate.fail(format!(
+                                    "entry {id}: the owner reused a claimed entry's frames before its release"
+                                ));
+                            }
                             release(&v, protocol, &c);
                             mine.push(id);
                             steals.fetch_add(1, SeqCst);
+                            gate.leave();
                         }
-                        Err(_) => std::thread::yield_now(),
+                        Err(_) => {
+                            gate.leave();
+                            std::thread::yield_now()
+                        }
                     }
                 }
                 stolen.lock().unwrap().extend(mine);
@@ -169,7 +331,15 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
         })
         .collect();
 
-    let dq = Deque::new(Own(words.clone()), CAPACITY, protocol, Thieves::Possible);
+    let dq = Deque::new(
+        Checked {
+            own: Own(words.clone()),
+            gate: gate.clone(),
+        },
+        CAPACITY,
+        protocol,
+        Thieves::Possible,
+    );
     let mut rng = seed;
     let mut stack: Vec<u64> = Vec::new();
     let mut popped = Vec::new();
@@ -178,8 +348,10 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
         let expected = stack.pop().expect("the owner pops what it pushed");
         match dq.pop() {
             Some(e) => {
-                assert_eq!(e.ctx, expected, "the owner pops its newest entry");
-                popped.push(expected);
+                if e.ctx != expected {
+                    gate.fail(format!("the owner popped {} where it pushed {expected}", e.ctx));
+                }
+                popped.push(e.ctx);
             }
             // Every entry was claimed: the owner's view is empty.
             None => stack.clear(),
@@ -187,8 +359,30 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
     };
     let started = std::time::Instant::now();
     let mut step = 0;
+    // Past `steps`, the owner goes on until `min_steals`; without them
+    // after this many more owner steps *and* thief attempts (both sides
+    // ran, whatever the machine's load), the steals are missing.
+    let patience = 10 * steps.max(1);
+    let attempts_at_steps = std::cell::Cell::new(None);
     while step < steps || steals.load(SeqCst) < min_steals {
         step += 1;
+        if gate.failed() {
+            break;
+        }
+        if step == steps {
+            attempts_at_steps.set(Some(attempts.load(SeqCst)));
+        }
+        if let Some(a0) = attempts_at_steps.get() {
+            if step > steps + patience && attempts.load(SeqCst) > a0 + patience {
+                gate.fail(format!(
+                    "thieves stole {} entries in {step} owner steps and {} attempts (steals are missing)",
+                    steals.load(SeqCst),
+                    attempts.load(SeqCst)
+                ));
+                break;
+            }
+            std::thread::yield_now();
+        }
         assert!(
             started.elapsed() < std::time::Duration::from_secs(300),
             "thieves stole {} entries in 300 s",
@@ -209,28 +403,39 @@ fn run(protocol: Protocol, empty_check: bool, thieves: usize, steps: u64, seed: 
             pop(&mut stack, &mut popped);
         }
     }
-    while !stack.is_empty() {
+    while !stack.is_empty() && !gate.failed() {
         pop(&mut stack, &mut popped);
     }
     stop.store(true, SeqCst);
     for h in handles {
         h.join().unwrap();
     }
+    #[cfg(feature = "mutations")]
+    crate::mutation::set(crate::mutation::Mutation::None);
+    if let Some(f) = gate.failure.lock().unwrap().take() {
+        return Err(format!("{f} ({protocol:?}, ec {empty_check}, seed {seed})"));
+    }
     let mut all = popped;
     let stolen = stolen.lock().unwrap().clone();
     all.extend(&stolen);
     all.sort_unstable();
     let expect: Vec<u64> = (1..=pushed).map(|i| i * 2).collect();
-    assert_eq!(
-        all, expect,
-        "every entry is taken exactly once ({protocol:?}, ec {empty_check})"
-    );
+    if all != expect {
+        let mut twice = all.clone();
+        twice.dedup();
+        return Err(format!(
+            "not every entry was taken exactly once: {} taken of {pushed}, {} twice ({protocol:?}, ec {empty_check}, seed {seed})",
+            all.len(),
+            all.len() - twice.len()
+        ));
+    }
     assert!(dq.is_empty());
     eprintln!(
-        "{protocol:?} ec={empty_check} thieves={thieves}: {pushed} entries, {} stolen",
-        stolen.len()
+        "{protocol:?} ec={empty_check} thieves={thieves}: {pushed} entries, {} stolen, {step} owner steps, {} attempts",
+        stolen.len(),
+        attempts.load(SeqCst)
     );
-    stolen.len() as u64
+    Ok(stolen.len() as u64)
 }
 
 #[test]
@@ -362,4 +567,81 @@ fn a_push_above_the_newest_entry_ends_at_its_record_even_when_it_was_stolen() {
     assert_eq!(dq.pop(), Some(Entry { ctx: 700, top: 800 }));
     assert_eq!(dq.pop(), None, "the rest was stolen");
     assert_eq!(dq.newest_ctx(), None);
+}
+
+/// Each mutation of the deque's steps (`crate::mutation`) run through the
+/// interleaving model above: the model's own checks must fail, with an
+/// error (never a hang).
+#[cfg(feature = "mutations")]
+mod mutations {
+    use super::*;
+    use crate::mutation::Mutation;
+
+    /// The model's error with `mutation` on, on the first of a few seeds
+    /// that catches it.
+    fn caught(protocol: Protocol, empty_check: bool, mutation: Mutation) -> String {
+        // Fewer owner steps where the error is the steals' absence (the
+        // model then waits ten times as long for them).
+        let steps = if mutation == Mutation::EmptyCheckInverted {
+            20_000
+        } else {
+            200_000
+        };
+        for seed in 1..=200 {
+            if let Err(e) = try_run(protocol, empty_check, 3, steps, seed, mutation) {
+                eprintln!("{mutation:?}: {e}");
+                return e;
+            }
+        }
+        panic!("the model did not catch {mutation:?} ({protocol:?}, ec {empty_check})");
+    }
+
+    #[test]
+    fn a_claim_without_its_fetch_and_add_hands_an_entry_out_twice() {
+        let e = caught(Protocol::Split, true, Mutation::ClaimSkipsFetchAdd);
+        assert!(
+            e.contains("exactly once") || e.contains("reused") || e.contains("not whole") || e.contains("popped"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_claim_without_the_lock_hands_an_entry_out_twice() {
+        let e = caught(Protocol::Paper, false, Mutation::ClaimSkipsFetchAdd);
+        assert!(
+            e.contains("exactly once") || e.contains("reused") || e.contains("not whole") || e.contains("popped"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_skipped_release_leaves_the_owner_waiting_and_is_reported() {
+        let e = caught(Protocol::Split, true, Mutation::ReleaseSkipped);
+        assert!(e.contains("a release was lost"), "{e}");
+    }
+
+    #[test]
+    fn a_skipped_unlock_leaves_the_owner_waiting_and_is_reported() {
+        let e = caught(Protocol::Paper, true, Mutation::UnlockSkipped);
+        assert!(e.contains("an unlock was lost"), "{e}");
+    }
+
+    #[test]
+    fn an_inverted_empty_check_steals_nothing() {
+        for protocol in [Protocol::Split, Protocol::Paper] {
+            let e = caught(protocol, true, Mutation::EmptyCheckInverted);
+            assert!(e.contains("steals are missing"), "{e}");
+        }
+    }
+
+    #[test]
+    fn the_same_models_pass_without_a_mutation() {
+        for (protocol, ec) in [
+            (Protocol::Split, true),
+            (Protocol::Paper, false),
+            (Protocol::Paper, true),
+        ] {
+            assert!(try_run(protocol, ec, 3, 200_000, 1, Mutation::None).unwrap() >= 100);
+        }
+    }
 }

@@ -25,6 +25,9 @@
 //! Three broken variants (wake-ups dropped; the shared-memory look at the
 //! buddies' deques left out; a served sleeper storing `QUIESCENT` over a
 //! wake-up) must each be caught on some schedule: the checks can fail.
+//! With the feature `mutations`, so must the protocol's own step broken
+//! (`uat_protocol::mutation::Mutation::WakeDropped`: `serve_waiting`
+//! clears a registration without waking its sleeper).
 //!
 //! What the model does not show: memory orderings (it runs one rank at a
 //! time, so every access is sequentially consistent; `protocol.rs` argues
@@ -65,6 +68,10 @@ enum Break {
     /// A sleeper that polled for a service request stores `QUIESCENT`
     /// instead of swapping `SERVE` back (a wake-up meanwhile is lost).
     ServeOverwrites,
+    /// The protocol's own step broken (`uat_protocol::mutation`), in
+    /// every rank's thread.
+    #[cfg(feature = "mutations")]
+    Protocol(uat_protocol::mutation::Mutation),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -592,6 +599,10 @@ fn run(job: Job) -> Result<u64, String> {
         .map(|me| {
             let world = world.clone();
             std::thread::spawn(move || {
+                #[cfg(feature = "mutations")]
+                if let Break::Protocol(m) = job.broken {
+                    uat_protocol::mutation::set(m);
+                }
                 world.wait_turn_or_start(me);
                 let buddies = graph(me, job.ranks, job.dims);
                 let slots = incoming(me, job.ranks, job.dims).iter().map(|&(d, _)| d).collect();
@@ -699,4 +710,18 @@ fn the_model_catches_a_served_sleeper_that_overwrites_a_wake_up() {
         .next();
     let caught = caught.expect("no schedule caught a served sleeper losing its wake-up");
     assert!(caught.contains("sleeps although a buddy served"), "{caught}");
+}
+
+#[cfg(feature = "mutations")]
+#[test]
+fn the_model_catches_the_protocols_dropped_wake_up() {
+    use uat_protocol::mutation::Mutation;
+    for shared in [true, false] {
+        let caught = jobs(shared, Break::Protocol(Mutation::WakeDropped), 0..120)
+            .filter_map(|j| run(j).err())
+            .next();
+        let caught = caught
+            .unwrap_or_else(|| panic!("no schedule caught serve_waiting's dropped wake-up (shared memory: {shared})"));
+        assert!(caught.contains("sleeps although a buddy served"), "{caught}");
+    }
 }
