@@ -36,6 +36,10 @@ pub enum Mutation {
     /// scheduler's, not a step of this crate: only the simulator applies
     /// it.
     TerminationCountedTwice,
+    /// A child's completion sent to its parent on another rank is lost:
+    /// the parent's join never ends and the run never finishes. The
+    /// scheduler's, like the one above: only the simulator applies it.
+    CompletionLost,
 }
 
 #[cfg(feature = "mutations")]

@@ -65,6 +65,10 @@ pub struct Conduit {
     pub shm_bytes_per_ns: Cost,
     /// An Active Message poll that finds nothing, with one peer.
     pub poll_empty_ns: Cost,
+    /// The work of a poll at a spawn beyond what the runtime's timer around
+    /// the network's poll counts (charged to time, not to
+    /// `msg_handling_s`).
+    pub poll_point_ns: Cost,
     /// What the empty poll grows by per further peer.
     pub poll_per_peer_ns: Cost,
     /// The CPU time of one request's handler at its target on another
@@ -96,6 +100,10 @@ pub struct Local {
     pub resume_ns: Cost,
     /// Bytes of a stolen continuation's frames.
     pub frame_bytes: Cost,
+    /// How much one rank's speed on its own work differs from another's:
+    /// each rank's nodes and spawns take `1 ± speed_spread` times the
+    /// declared cost (a seeded uniform draw per rank). 0: identical ranks.
+    pub speed_spread: Cost,
 }
 
 /// The work of one node of each benchmark on one core, in ns (the task
@@ -193,6 +201,7 @@ impl Machine {
         f("local.suspend_ns".into(), &mut self.local.suspend_ns);
         f("local.resume_ns".into(), &mut self.local.resume_ns);
         f("local.frame_bytes".into(), &mut self.local.frame_bytes);
+        f("local.speed_spread".into(), &mut self.local.speed_spread);
         f("work.btc_ns".into(), &mut self.work.btc_ns);
         f("work.uts_ns".into(), &mut self.work.uts_ns);
         f("work.nqueens_ns".into(), &mut self.work.nqueens_ns);
@@ -205,6 +214,7 @@ impl Machine {
             f(p("shm_op_ns"), &mut c.shm_op_ns);
             f(p("shm_bytes_per_ns"), &mut c.shm_bytes_per_ns);
             f(p("poll_empty_ns"), &mut c.poll_empty_ns);
+            f(p("poll_point_ns"), &mut c.poll_point_ns);
             f(p("poll_per_peer_ns"), &mut c.poll_per_peer_ns);
             f(p("handler_ns"), &mut c.handler_ns);
             f(p("shm_handler_ns"), &mut c.shm_handler_ns);

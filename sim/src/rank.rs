@@ -116,7 +116,9 @@ impl Ctx<'_> {
             counters.polls += 1;
             counters.poll_ps += cost;
         }
-        r.now.set(r.now.get() + cost);
+        // The poll point's own work, which the runtime's timer leaves out.
+        r.now
+            .set(r.now.get() + cost + if empty_cost { c.poll_point } else { 0 });
         loop {
             let m = {
                 let mut inbox = r.inbox.borrow_mut();
@@ -288,7 +290,7 @@ pub(crate) fn run(w: &World, me: u32, y: &Yielder<(), ()>) {
         s.protocol,
         thieves,
     );
-    let victims = Victims::new(VictimPolicy::Random, s.seed, me, &w.host_table(), s.lifeline_w);
+    let victims = Victims::new(VictimPolicy::Random, s.seed, me, w.host_table(), s.lifeline_w);
     let buddies = lifeline::graph(me, s.ranks, lifeline::default_dimensions(s.ranks));
     let slots: Vec<u32> = lifeline::incoming(me, s.ranks, lifeline::default_dimensions(s.ranks))
         .into_iter()
@@ -300,6 +302,8 @@ pub(crate) fn run(w: &World, me: u32, y: &Yielder<(), ()>) {
         stack: Vec::new(),
         since_poll: 0,
         slots,
+        node_ps: (w.costs.node as f64 * w.speed(me)).round() as Ps,
+        spawn_ps: (w.costs.spawn as f64 * w.speed(me)).round() as Ps,
     };
     if me == 0 {
         let root = w.frames.borrow_mut().add(Frame {
@@ -364,6 +368,9 @@ struct Worker<'a, 'y> {
     stack: Vec<usize>,
     since_poll: u32,
     slots: Vec<u32>,
+    /// This rank's node and spawn: the machine's, times its speed factor.
+    node_ps: Ps,
+    spawn_ps: Ps,
 }
 
 impl Worker<'_, '_> {
@@ -379,7 +386,8 @@ impl Worker<'_, '_> {
             let (node, step) = w.setup.bench.expand(&task);
             if node {
                 self.ctx.rank().counters.borrow_mut().nodes += 1;
-                self.ctx.advance(w.costs.node);
+                w.progress(self.ctx.now() + self.node_ps);
+                self.ctx.advance(self.node_ps);
             }
             match step {
                 Step::Call(t) => task = t,
@@ -418,7 +426,14 @@ impl Worker<'_, '_> {
         }
     }
 
+    /// The time of one poll at a spawn.
     fn poll_cost(&self) -> Ps {
+        self.poll_timed() + self.ctx.w.costs.poll_point
+    }
+
+    /// The part of a poll at a spawn that the runtime's timer counts
+    /// (`msg_handling_s`).
+    fn poll_timed(&self) -> Ps {
         let c = &self.ctx.w.costs;
         c.poll_empty + c.poll_per_peer * (self.ctx.w.setup.ranks as u64 - 1)
     }
@@ -427,7 +442,8 @@ impl Worker<'_, '_> {
     fn btc_duration(&self, d: u32, join: bool, s: u64) -> Ps {
         let c = &self.ctx.w.costs;
         let spawns = btc_spawns(d, join);
-        btc_nodes(d) * c.node + spawns * c.spawn + self.polls(s, spawns).0 * self.poll_cost()
+        let _ = c;
+        btc_nodes(d) * self.node_ps + spawns * self.spawn_ps + self.polls(s, spawns).0 * self.poll_cost()
     }
 
     /// Runs the BTC subtree of depth `d` in frame `f` as one event; a
@@ -438,6 +454,7 @@ impl Worker<'_, '_> {
         let r = self.ctx.rank();
         let (t0, s0) = (r.now.get(), self.since_poll as u64);
         let end = t0 + self.btc_duration(d, join, s0);
+        w.progress(end);
         r.state.set(State::InBlock);
         r.interrupted.set(None);
         w.wake_at(self.ctx.me, end);
@@ -455,11 +472,14 @@ impl Worker<'_, '_> {
                 self.stack.push(f);
             }
             Some(at) => {
-                self.materialize(f, d, join, t0, s0, at);
+                let (cur, depth) = self.materialize(f, d, join, t0, s0, at);
+                // The messages reach the rank where it now is, before it
+                // runs on: in arrival order, into an empty inbox.
                 let deferred = std::mem::take(&mut *r.deferred.borrow_mut());
                 for m in deferred {
                     arrive(w, m, at);
                 }
+                self.start(cur, Task::Btc(depth));
             }
         }
     }
@@ -469,17 +489,17 @@ impl Worker<'_, '_> {
         c.nodes += nodes;
         c.spawns += spawns;
         c.polls += polls;
-        c.poll_ps += polls * self.poll_cost();
+        c.poll_ps += polls * self.poll_timed();
     }
 
     /// The BTC subtree of depth `d` that frame `f` started at `t0` was
     /// stopped at `at`: builds the frames and deque entries it had then
     /// (the path from its root to the running task, each level's
-    /// continuation pushed by the real deque), and starts the running task
-    /// afresh.
-    fn materialize(&mut self, f: usize, d: u32, join: bool, t0: Ps, s0: u64, at: Ps) {
+    /// continuation pushed by the real deque); returns the running task's
+    /// frame and depth, to be started afresh.
+    fn materialize(&mut self, f: usize, d: u32, join: bool, t0: Ps, s0: u64, at: Ps) -> (usize, u32) {
         let w = self.ctx.w;
-        let c = w.costs.clone();
+        let spawn_ps = self.spawn_ps;
         let (mut t, mut s, mut cur, mut depth) = (t0, s0, f, d);
         let (mut nodes, mut spawns, mut polls) = (0u64, 0u64, 0u64);
         let poll = self.poll_cost();
@@ -492,10 +512,10 @@ impl Worker<'_, '_> {
                 *t += poll;
                 *polls += 1;
             }
-            *t += c.spawn;
+            *t += spawn_ps;
         };
-        while depth > 0 && at >= t + c.node {
-            t += c.node;
+        while depth > 0 && at >= t + self.node_ps {
+            t += self.node_ps;
             nodes += 1;
             let (a, b) = (Task::Btc(depth - 1), Task::Btc(depth - 1));
             let step = if join { Step::Join(a, b) } else { Step::Spawn2(a, b) };
@@ -546,7 +566,7 @@ impl Worker<'_, '_> {
         self.count(nodes, spawns, polls);
         self.since_poll = s as u32;
         self.ctx.rank().now.set(t);
-        self.start(cur, Task::Btc(depth));
+        (cur, depth)
     }
 
     /// A spawn point: the attention word and the periodic poll.
@@ -558,7 +578,8 @@ impl Worker<'_, '_> {
         let periodic = w.setup.poll_interval > 0 && self.since_poll >= w.setup.poll_interval;
         if asked || periodic {
             self.since_poll = 0;
-            self.ctx.poll(periodic || w.setup.fad == Fad::Am);
+            // GASNet's poll costs the same whichever mode asked for it.
+            self.ctx.poll(true);
             if asked {
                 self.deque.expose();
                 let tag = self.ctx.me as u64 + 1;
@@ -573,7 +594,7 @@ impl Worker<'_, '_> {
                 }
             }
         }
-        self.ctx.advance(w.costs.spawn);
+        self.ctx.advance(self.spawn_ps);
         r.counters.borrow_mut().spawns += 1;
     }
 

@@ -66,6 +66,10 @@ pub fn simulate(machine: &Machine, setup: Setup) -> Result<Outcome, MachineError
     outcome
 }
 
+/// Simulated time without a node run, after which a job that has not
+/// finished is reported as stuck (1 s).
+const STALL_PS: Ps = 1_000_000_000_000;
+
 fn drive(w: &'static World) -> Result<Outcome, String> {
     let n = w.setup.ranks;
     let mut coroutines: Vec<Option<Coroutine<(), (), (), DefaultStack>>> = (0..n)
@@ -80,19 +84,23 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
     let mut events = 0u64;
     while let Some((t, e)) = w.pop() {
         events += 1;
-        if events == 2_000_000 && std::env::var_os("UAT_SIM_DEBUG").is_some() {
-            for (i, r) in w.ranks.iter().enumerate() {
-                eprintln!(
-                    "rank {i}: {:?} now {} finished {} sleep {:?} resumable {:?} stack? ",
-                    r.state.get(),
-                    r.now.get(),
-                    r.finished.get(),
-                    r.lifeline.sleep,
-                    r.resumable.borrow()
-                );
-            }
-            eprintln!("finish {:?} t {t}", w.finish.get());
-            std::process::exit(3);
+        if t > w.progress_until.get() + STALL_PS && w.finish.get().is_none() {
+            // Nothing ran a node for a whole simulated second while the root
+            // had not finished: a lost message, wake-up or child's
+            // completion (thieves would otherwise steal forever).
+            let waiting: Vec<String> = w
+                .ranks
+                .iter()
+                .enumerate()
+                .filter(|(_, r)| r.state.get() != State::Running || !r.resumable.borrow().is_empty())
+                .take(8)
+                .map(|(i, r)| format!("rank {i} {:?}", r.state.get()))
+                .collect();
+            return Err(format!(
+                "no task ran for {} s of simulated time before the root finished (a lost message, wake-up or child's completion); ranks not running: {}",
+                STALL_PS / 1_000_000_000_000,
+                if waiting.is_empty() { "none".into() } else { waiting.join(", ") }
+            ));
         }
         if let Some(error) = w.error.borrow().as_ref() {
             return Err(error.clone());

@@ -10,6 +10,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use uat_protocol::deque::{self, Entry, VictimWords};
 use uat_protocol::lifeline::{self as lifeline, OwnWord, Words};
 
+use uat_protocol::mutation::{active, Mutation};
+
 use crate::world::{Class, Fad, Message, Op, Ps, State, World};
 
 /// The message arrived at its target at `now`: served at once, or left
@@ -32,16 +34,31 @@ pub(crate) fn arrive(w: &World, index: usize, now: Ps) {
     let class = w.class(&m.op);
     let same = w.same_host(m.from, m.to);
     let handler = w.handler(m.from, m.to);
+    // Where the runtime's polling thread runs (`rdma-emulated`), it serves
+    // every Active Message from another host, GASNet's emulation of RMA
+    // included, and `am`'s fetch-and-add from any rank.
+    let poller = w.setup.fad == Fad::RdmaEmulated
+        && match class {
+            Class::Rma => !same && !w.costs.rma_by_nic,
+            Class::FadAm => true,
+            Class::Am => !same,
+        };
+    if poller {
+        // One polling thread per rank: requests queue there.
+        let start = target.poller_busy_until.get().max(now);
+        let end = start + handler;
+        target.poller_busy_until.set(end);
+        serve(w, &m, end);
+        return;
+    }
     let by_worker = match class {
         Class::Rma => !same && !w.costs.rma_by_nic,
         Class::FadAm => w.setup.fad == Fad::Am,
         Class::Am => !same,
     };
     if !by_worker {
-        // Shared memory, the NIC, or the polling thread (which runs the
-        // handler on a core of its own).
-        let poller = if class == Class::FadAm { handler } else { 0 };
-        serve(w, &m, now + poller);
+        // Shared memory or the NIC.
+        serve(w, &m, now);
         return;
     }
     match target.state.get() {
@@ -49,7 +66,10 @@ pub(crate) fn arrive(w: &World, index: usize, now: Ps) {
             let start = target.busy_until.get().max(now);
             let end = start + handler + w.costs.timer;
             target.busy_until.set(end);
-            w.count_handler(m.to, end - start);
+            // The runtime times its own handlers (`am`'s fetch-and-add)
+            // wherever they run, and GASNet's emulation of RMA only inside
+            // a poll at a spawn (`Ctx::poll`).
+            w.count_busy(m.to, end - start, class == Class::FadAm);
             serve(w, &m, end);
         }
         State::Running => {
@@ -77,8 +97,9 @@ pub(crate) fn serve(w: &World, m: &Message, at: Ps) {
     let value = apply(w, m, at);
     if m.reply {
         let c = &w.costs;
+        // Within a host the copy was charged with the request (`send`).
         let back = if w.same_host(m.from, m.to) {
-            (m.bytes as f64 * c.shm_ps_per_byte) as Ps
+            0
         } else {
             let latency = if w.setup.fad == Fad::RdmaEmulated {
                 c.latency_poller
@@ -89,7 +110,7 @@ pub(crate) fn serve(w: &World, m: &Message, at: Ps) {
         };
         let from = &w.ranks[m.from as usize];
         from.reply.set(value);
-        w.wake_at(m.from, at + back);
+        w.wake_at(m.from, (at + back).max(w.now()));
     }
 }
 
@@ -111,7 +132,7 @@ fn apply(w: &World, m: &Message, at: Ps) -> u64 {
             let e = unsafe { *d.slots[i as usize].get() };
             let mut frames = w.frames.borrow_mut();
             // The thief now owns the segment: its frames are on its rank.
-            if let Some(Some(seg)) = frames.segments.get((e.ctx - 1) as usize) {
+            if let Some(Some(seg)) = frames.segments.get(e.ctx.saturating_sub(1) as usize) {
                 for &f in seg.clone().iter() {
                     frames.get(f).rank = m.from;
                 }
@@ -136,7 +157,9 @@ fn apply(w: &World, m: &Message, at: Ps) -> u64 {
         Op::GetTail => d.tail.load(sc),
         Op::Frames => 0,
         Op::ChildDone(f) => {
-            child_done(w, f, m.to);
+            if !active(Mutation::CompletionLost) {
+                child_done(w, f, m.to);
+            }
             0
         }
         Op::Register(dim) => {

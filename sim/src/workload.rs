@@ -145,8 +145,9 @@ impl Bench {
                     }
                 }
                 let depth = depth.ok_or("btc needs --depth D")?;
-                if depth > 62 {
-                    return Err("btc --depth is at most 62".into());
+                if depth > 47 {
+                    // Its time in picoseconds must fit 64 bits.
+                    return Err("btc --depth is at most 47 in the simulator".into());
                 }
                 Ok(Bench::Btc { depth, join })
             }

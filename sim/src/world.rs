@@ -101,15 +101,14 @@ pub struct Setup {
 impl Fad {
     /// The runtime's default poll interval for this mode on `conduit` when
     /// the job spans `hosts` hosts (`am_fad::default_poll_interval`): 0
-    /// (poll only when a thief asked) within one host, on smp and with a
-    /// polling thread; 1 for `am` across hosts; 64 for `native` across
-    /// hosts.
+    /// (poll only when a thief asked) on smp and with a polling thread; 1
+    /// for `am` where some rank is on another host; 64 otherwise.
     pub fn default_poll_interval(self, conduit: &str, hosts: u32) -> u32 {
         match self {
+            _ if conduit == "smp" => 0,
             Fad::RdmaEmulated => 0,
-            _ if hosts < 2 || conduit == "smp" => 0,
-            Fad::Am => 1,
-            Fad::Native => 64,
+            Fad::Am if hosts >= 2 => 1,
+            _ => 64,
         }
     }
 }
@@ -125,6 +124,7 @@ pub(crate) struct Costs {
     pub(crate) shm_op: Ps,
     pub(crate) shm_ps_per_byte: f64,
     pub(crate) poll_empty: Ps,
+    pub(crate) poll_point: Ps,
     pub(crate) poll_per_peer: Ps,
     pub(crate) handler: Ps,
     pub(crate) shm_handler: Ps,
@@ -136,6 +136,7 @@ pub(crate) struct Costs {
     pub(crate) resume: Ps,
     pub(crate) frame_bytes: u64,
     pub(crate) node: Ps,
+    pub(crate) speed_spread: f64,
 }
 
 impl Costs {
@@ -154,6 +155,7 @@ impl Costs {
             shm_op: ps(c.shm_op_ns.value),
             shm_ps_per_byte: 1000.0 / c.shm_bytes_per_ns.value,
             poll_empty: ps(c.poll_empty_ns.value),
+            poll_point: ps(c.poll_point_ns.value),
             poll_per_peer: ps(c.poll_per_peer_ns.value),
             handler: ps(c.handler_ns.value),
             shm_handler: ps(c.shm_handler_ns.value),
@@ -165,6 +167,7 @@ impl Costs {
             resume: ps(m.local.resume_ns.value),
             frame_bytes: m.local.frame_bytes.value.round() as u64,
             node: ps(node),
+            speed_spread: m.local.speed_spread.value,
         }
     }
 }
@@ -288,6 +291,8 @@ pub(crate) struct Rank {
     pub(crate) now: Cell<Ps>,
     /// Its CPU is busy with handlers until then (served while blocked).
     pub(crate) busy_until: Cell<Ps>,
+    /// Its polling thread (`rdma-emulated`) is busy until then.
+    pub(crate) poller_busy_until: Cell<Ps>,
     pub(crate) generation: Cell<u64>,
     /// The reply of its last blocking operation.
     pub(crate) reply: Cell<u64>,
@@ -323,7 +328,12 @@ pub(crate) struct World {
     nic_free: RefCell<Vec<Ps>>,
     /// When the root task finished.
     pub(crate) finish: Cell<Option<Ps>>,
+    /// Until when some rank is known to run a node (a node's or a
+    /// subtree's end): the progress the stall check looks for.
+    pub(crate) progress_until: Cell<Ps>,
     pub(crate) frames: RefCell<crate::frames::Frames>,
+    /// Every rank's host.
+    hosts: Vec<u32>,
     /// The first check that failed: the simulation stops with it.
     pub(crate) error: RefCell<Option<String>>,
 }
@@ -355,6 +365,7 @@ impl World {
                 state: Cell::new(State::Running),
                 now: Cell::new(0),
                 busy_until: Cell::new(0),
+                poller_busy_until: Cell::new(0),
                 generation: Cell::new(0),
                 reply: Cell::new(0),
                 inbox: RefCell::new(VecDeque::new()),
@@ -368,6 +379,7 @@ impl World {
             })
             .collect();
         let hosts = setup.ranks.div_ceil(setup.ranks_per_host.max(1)) as usize;
+        let host_of: Vec<u32> = (0..setup.ranks).map(hosts_of).collect();
         World {
             setup,
             costs,
@@ -379,7 +391,9 @@ impl World {
             free_messages: RefCell::new(Vec::new()),
             nic_free: RefCell::new(vec![0; hosts]),
             finish: Cell::new(None),
+            progress_until: Cell::new(0),
             frames: RefCell::new(crate::frames::Frames::default()),
+            hosts: host_of,
             error: RefCell::new(None),
         }
     }
@@ -395,9 +409,30 @@ impl World {
         self.error.borrow().is_some()
     }
 
-    /// The host of every rank.
-    pub(crate) fn host_table(&self) -> Vec<u32> {
-        self.ranks.iter().map(|r| r.host).collect()
+    /// Some rank runs a node until `until`.
+    pub(crate) fn progress(&self, until: Ps) {
+        if until > self.progress_until.get() {
+            self.progress_until.set(until);
+        }
+    }
+
+    /// Rank `rank`'s factor on its own work (nodes and spawns): one draw
+    /// from `1 ± speed_spread`, uniform, seeded by the setup's seed and the
+    /// rank, so that ranks do not all run in lockstep as identical
+    /// machines would not.
+    pub(crate) fn speed(&self, rank: u32) -> f64 {
+        let mut x = self.setup.seed ^ (rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        // splitmix64's finaliser: a well-mixed draw from (seed, rank).
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+        let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+        1.0 + self.costs.speed_spread * (2.0 * u - 1.0)
+    }
+
+    /// The host of every rank (built once).
+    pub(crate) fn host_table(&self) -> &[u32] {
+        &self.hosts
     }
 
     pub(crate) fn same_host(&self, a: u32, b: u32) -> bool {
@@ -518,6 +553,16 @@ impl World {
             self.costs.shm_handler
         } else {
             self.costs.handler
+        }
+    }
+
+    /// A handler of `ps` ran on `rank`'s worker while it waited; `timed`:
+    /// the runtime's `msg_handling_s` counts it.
+    pub(crate) fn count_busy(&self, rank: u32, ps: Ps, timed: bool) {
+        let mut c = self.ranks[rank as usize].counters.borrow_mut();
+        c.handled += 1;
+        if timed {
+            c.handler_ps += ps;
         }
     }
 
