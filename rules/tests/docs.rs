@@ -434,7 +434,10 @@ fn no_issue_numbers_or_diary_words_in_what_users_read() {
                 .collect(),
         );
     }
-    for file in listing("report/src", ".rs").into_iter().chain(listing("sim/src", ".rs")) {
+    for file in listing("report/src", ".rs")
+        .into_iter()
+        .chain(listing("sim/src", ".rs"))
+    {
         let text = read(&file);
         scan(
             &file,
