@@ -35,7 +35,8 @@ enum What {
         /// Ranks of the job.
         #[arg(long)]
         ranks: u32,
-        /// Ranks per host (default: the machine's).
+        /// Ranks per host (default: the machine's layout.ranks_per_host; a
+        /// job over real UDP or mpi without shared memory has 1).
         #[arg(long)]
         ranks_per_host: Option<u32>,
         /// The fetch-and-add mode.
@@ -52,8 +53,9 @@ enum What {
         /// 0 within one host and for `rdma-emulated`).
         #[arg(long)]
         poll_interval: Option<u32>,
-        /// Failed steals before a thief sleeps on its lifelines (0: off).
-        #[arg(long, default_value_t = 0)]
+        /// Failed steals before a thief sleeps on its lifelines (0: off;
+        /// the runtime's default is 8).
+        #[arg(long, default_value_t = 8)]
         lifeline_w: u32,
         /// The victim choice's seed.
         #[arg(long, default_value_t = 1)]

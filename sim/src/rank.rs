@@ -35,7 +35,7 @@ use uat_protocol::victim::{VictimPolicy, Victims};
 use crate::frames::Frame;
 use crate::serve::{arrive, child_done, serve, LifelineView};
 use crate::workload::{btc_nodes, btc_spawns, Step, Task};
-use crate::world::{Fad, Op, Ps, State, World, CAPACITY};
+use crate::world::{Class, Fad, Op, Ps, State, World, CAPACITY};
 
 /// The smallest subtree run as one event.
 const MIN_BLOCK_NODES: u64 = 64;
@@ -102,11 +102,16 @@ impl Ctx<'_> {
         self.w.send(self.me, to, op, false, 0, self.now());
     }
 
-    /// Serves the messages that arrived by now (a poll).
-    fn poll(&self, empty_cost: bool) {
+    /// Serves the messages that arrived by now (a poll). `at_spawn`: the
+    /// poll a spawn makes, which costs the poll's time and which the
+    /// runtime's timer counts whole (`msg_handling_s`, handlers inside
+    /// included); otherwise the untimed poll of a rank that waits, where
+    /// only `am`'s fetch-and-add handlers are counted (the runtime times
+    /// its own handlers wherever they run).
+    fn poll(&self, at_spawn: bool) {
         let r = self.rank();
         let c = &self.w.costs;
-        let cost = if empty_cost {
+        let cost = if at_spawn {
             c.poll_empty + c.poll_per_peer * (self.w.setup.ranks as u64 - 1)
         } else {
             0
@@ -116,20 +121,23 @@ impl Ctx<'_> {
             counters.polls += 1;
             counters.poll_ps += cost;
         }
+        // A poll takes what had arrived when it began (what arrives during
+        // it waits for the next one, as in a subtree run as one event).
+        let began = r.now.get();
         // The poll point's own work, which the runtime's timer leaves out.
-        r.now
-            .set(r.now.get() + cost + if empty_cost { c.poll_point } else { 0 });
+        r.now.set(began + cost + if at_spawn { c.poll_point } else { 0 });
         loop {
             let m = {
                 let mut inbox = r.inbox.borrow_mut();
                 match inbox.front() {
-                    Some(m) if m.arrival <= r.now.get() => inbox.pop_front(),
+                    Some(m) if m.arrival <= began => inbox.pop_front(),
                     _ => None,
                 }
             };
             let Some(m) = m else { break };
             let h = self.w.handler(m.from, m.to) + c.timer;
-            self.w.count_handler(self.me, h);
+            let timed = at_spawn || self.w.class(&m.op) == Class::FadAm;
+            self.w.count_busy(self.me, h, timed);
             r.now.set(r.now.get() + h);
             serve(self.w, &m, r.now.get());
         }
@@ -153,7 +161,9 @@ struct OwnSim<'a, 'y> {
 fn wait_bound(w: &World) -> Ps {
     let c = &w.costs;
     let message = c.latency.max(c.latency_poller) + c.nic_gap * w.setup.ranks_per_host as Ps + w.setup.net_delay;
-    1_000_000_000 + 1000 * message
+    // Every other rank's request may be served before the release.
+    let queue = w.setup.ranks as Ps * (c.handler + c.timer);
+    1_000_000_000 + 1000 * message + queue
 }
 
 impl OwnSim<'_, '_> {
@@ -230,7 +240,8 @@ impl OwnWords for OwnSim<'_, '_> {
                 (now - since) / 1_000_000
             ));
         }
-        self.ctx.poll(true);
+        // The runtime's wait polls GASNet without its timer.
+        self.ctx.poll(false);
         self.ctx.advance(self.ctx.w.costs.poll_empty.max(10_000));
     }
 }
@@ -386,7 +397,7 @@ impl Worker<'_, '_> {
             let (node, step) = w.setup.bench.expand(&task);
             if node {
                 self.ctx.rank().counters.borrow_mut().nodes += 1;
-                w.progress(self.ctx.now() + self.node_ps);
+                w.progress(self.ctx.me, self.ctx.now() + self.node_ps);
                 self.ctx.advance(self.node_ps);
             }
             match step {
@@ -440,10 +451,12 @@ impl Worker<'_, '_> {
 
     /// How long a BTC subtree of depth `d` takes from `since_poll = s`.
     fn btc_duration(&self, d: u32, join: bool, s: u64) -> Ps {
-        let c = &self.ctx.w.costs;
         let spawns = btc_spawns(d, join);
-        let _ = c;
-        btc_nodes(d) * self.node_ps + spawns * self.spawn_ps + self.polls(s, spawns).0 * self.poll_cost()
+        let ps = btc_nodes(d) as u128 * self.node_ps as u128
+            + spawns as u128 * self.spawn_ps as u128
+            + self.polls(s, spawns).0 as u128 * self.poll_cost() as u128;
+        // `simulate` refused a tree whose time does not fit.
+        Ps::try_from(ps).expect("a subtree's time fits 64 bits of picoseconds")
     }
 
     /// Runs the BTC subtree of depth `d` in frame `f` as one event; a
@@ -454,7 +467,7 @@ impl Worker<'_, '_> {
         let r = self.ctx.rank();
         let (t0, s0) = (r.now.get(), self.since_poll as u64);
         let end = t0 + self.btc_duration(d, join, s0);
-        w.progress(end);
+        w.progress(self.ctx.me, end);
         r.state.set(State::InBlock);
         r.interrupted.set(None);
         w.wake_at(self.ctx.me, end);
@@ -472,6 +485,8 @@ impl Worker<'_, '_> {
                 self.stack.push(f);
             }
             Some(at) => {
+                // The subtree did not run to its planned end.
+                w.progress(self.ctx.me, at);
                 let (cur, depth) = self.materialize(f, d, join, t0, s0, at);
                 // The messages reach the rank where it now is, before it
                 // runs on: in arrival order, into an empty inbox.

@@ -5,6 +5,7 @@ use corosensei::{Coroutine, CoroutineResult};
 use serde_json::json;
 
 use crate::machine::{Machine, MachineError};
+use crate::workload::Bench;
 use crate::world::{Costs, Event, Ps, Setup, State, World};
 
 /// What a simulated job did.
@@ -55,8 +56,27 @@ pub fn simulate(machine: &Machine, setup: Setup) -> Result<Outcome, MachineError
     if setup.ranks == 0 {
         return Err(MachineError("--ranks must be at least 1".into()));
     }
+    if setup.ranks > MAX_RANKS {
+        return Err(MachineError(format!(
+            "--ranks {} is above the {MAX_RANKS} ranks the simulator can hold (a coroutine stack of two memory mappings each, against Linux's default vm.max_map_count of 65,530)",
+            setup.ranks
+        )));
+    }
     let conduit = machine.conduit(&setup.conduit)?;
     let costs = Costs::new(machine, conduit, &setup.bench);
+    if let Bench::Btc { depth, .. } = setup.bench {
+        // The whole tree on one rank, at the slowest speed a rank can draw:
+        // its picoseconds must fit 64 bits with room to spare.
+        let per_task = (costs.node + costs.spawn + costs.poll_empty + costs.poll_point) as f64
+            + (costs.poll_per_peer as f64) * setup.ranks as f64;
+        let serial = crate::workload::btc_nodes(depth) as f64 * per_task * 2.0 * (1.0 + costs.speed_spread);
+        if serial > u64::MAX as f64 / 4.0 {
+            return Err(MachineError(format!(
+                "btc --depth {depth} on {}: its time in picoseconds ({serial:.2e}) would not fit the simulator's 64-bit clock; use a smaller depth",
+                machine.name
+            )));
+        }
+    }
     let world: &'static World = Box::leak(Box::new(World::new(setup, costs)));
     let outcome = drive(world);
     let outcome = outcome.map_err(MachineError);
@@ -65,6 +85,9 @@ pub fn simulate(machine: &Machine, setup: Setup) -> Result<Outcome, MachineError
     drop(unsafe { Box::from_raw(world as *const World as *mut World) });
     outcome
 }
+
+/// The most simulated ranks.
+pub const MAX_RANKS: u32 = 30_000;
 
 /// Simulated time without a node run, after which a job that has not
 /// finished is reported as stuck (1 s).
@@ -84,7 +107,7 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
     let mut events = 0u64;
     while let Some((t, e)) = w.pop() {
         events += 1;
-        if t > w.progress_until.get() + STALL_PS && w.finish.get().is_none() {
+        if w.finish.get().is_none() && w.stalled(t, STALL_PS) {
             // Nothing ran a node for a whole simulated second while the root
             // had not finished: a lost message, wake-up or child's
             // completion (thieves would otherwise steal forever).

@@ -132,7 +132,7 @@ fn apply(w: &World, m: &Message, at: Ps) -> u64 {
             let e = unsafe { *d.slots[i as usize].get() };
             let mut frames = w.frames.borrow_mut();
             // The thief now owns the segment: its frames are on its rank.
-            if let Some(Some(seg)) = frames.segments.get(e.ctx.saturating_sub(1) as usize) {
+            if let Some(Some(seg)) = e.ctx.checked_sub(1).and_then(|i| frames.segments.get(i as usize)) {
                 for &f in seg.clone().iter() {
                     frames.get(f).rank = m.from;
                 }

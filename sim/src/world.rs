@@ -297,6 +297,9 @@ pub(crate) struct Rank {
     /// The reply of its last blocking operation.
     pub(crate) reply: Cell<u64>,
     pub(crate) inbox: RefCell<VecDeque<Message>>,
+    /// Until when this rank is known to run a node (a node's or a
+    /// subtree's end): the progress the stall check looks for.
+    pub(crate) progress_until: Cell<Ps>,
     /// When a message interrupted the subtree this rank runs as one event.
     pub(crate) interrupted: Cell<Option<Ps>>,
     /// Messages that arrived during that subtree (indices into `messages`),
@@ -328,14 +331,27 @@ pub(crate) struct World {
     nic_free: RefCell<Vec<Ps>>,
     /// When the root task finished.
     pub(crate) finish: Cell<Option<Ps>>,
-    /// Until when some rank is known to run a node (a node's or a
-    /// subtree's end): the progress the stall check looks for.
+    /// The largest of the ranks' `progress_until` when last looked at
+    /// (the stall check recomputes it before it reports a stall).
     pub(crate) progress_until: Cell<Ps>,
+    /// The harmonic mean of the ranks' speed draws.
+    speed_mean: f64,
     pub(crate) frames: RefCell<crate::frames::Frames>,
     /// Every rank's host.
     hosts: Vec<u32>,
     /// The first check that failed: the simulation stops with it.
     pub(crate) error: RefCell<Option<String>>,
+}
+
+/// A rank's speed draw before scaling ([`World::speed`]).
+fn raw_speed(seed: u64, spread: f64, rank: u32) -> f64 {
+    let mut x = seed ^ (rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    // splitmix64's finaliser: a well-mixed draw from (seed, rank).
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 31;
+    let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+    1.0 + spread * (2.0 * u - 1.0)
 }
 
 /// Deque entries per simulated rank.
@@ -369,6 +385,7 @@ impl World {
                 generation: Cell::new(0),
                 reply: Cell::new(0),
                 inbox: RefCell::new(VecDeque::new()),
+                progress_until: Cell::new(0),
                 interrupted: Cell::new(None),
                 deferred: RefCell::new(Vec::new()),
                 resumable: RefCell::new(Vec::new()),
@@ -380,6 +397,10 @@ impl World {
             .collect();
         let hosts = setup.ranks.div_ceil(setup.ranks_per_host.max(1)) as usize;
         let host_of: Vec<u32> = (0..setup.ranks).map(hosts_of).collect();
+        let speed_mean = setup.ranks as f64
+            / (0..setup.ranks)
+                .map(|r| 1.0 / raw_speed(setup.seed, costs.speed_spread, r))
+                .sum::<f64>();
         World {
             setup,
             costs,
@@ -392,6 +413,7 @@ impl World {
             nic_free: RefCell::new(vec![0; hosts]),
             finish: Cell::new(None),
             progress_until: Cell::new(0),
+            speed_mean,
             frames: RefCell::new(crate::frames::Frames::default()),
             hosts: host_of,
             error: RefCell::new(None),
@@ -409,25 +431,38 @@ impl World {
         self.error.borrow().is_some()
     }
 
-    /// Some rank runs a node until `until`.
-    pub(crate) fn progress(&self, until: Ps) {
+    /// Rank `rank` runs a node (or a subtree) until `until`.
+    pub(crate) fn progress(&self, rank: u32, until: Ps) {
+        self.ranks[rank as usize].progress_until.set(until);
         if until > self.progress_until.get() {
             self.progress_until.set(until);
         }
     }
 
+    /// Whether no rank has run a node since `now - stall`: the cached
+    /// largest `progress_until` is recomputed from the ranks (a subtree
+    /// that a message interrupted withdrew its planned end) before it is
+    /// believed.
+    pub(crate) fn stalled(&self, now: Ps, stall: Ps) -> bool {
+        if now <= self.progress_until.get().saturating_add(stall) {
+            return false;
+        }
+        let latest = self.ranks.iter().map(|r| r.progress_until.get()).max().unwrap_or(0);
+        self.progress_until.set(latest);
+        now > latest.saturating_add(stall)
+    }
+
     /// Rank `rank`'s factor on its own work (nodes and spawns): one draw
     /// from `1 ± speed_spread`, uniform, seeded by the setup's seed and the
-    /// rank, so that ranks do not all run in lockstep as identical
-    /// machines would not.
+    /// rank, scaled so that the job's ranks together do the declared work
+    /// per second (their harmonic mean is 1; one rank alone is exactly 1).
+    /// Ranks do not all run in lockstep, as no real machine's do.
     pub(crate) fn speed(&self, rank: u32) -> f64 {
-        let mut x = self.setup.seed ^ (rank as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        // splitmix64's finaliser: a well-mixed draw from (seed, rank).
-        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        x ^= x >> 31;
-        let u = (x >> 11) as f64 / (1u64 << 53) as f64;
-        1.0 + self.costs.speed_spread * (2.0 * u - 1.0)
+        self.raw_speed(rank) / self.speed_mean
+    }
+
+    fn raw_speed(&self, rank: u32) -> f64 {
+        raw_speed(self.setup.seed, self.costs.speed_spread, rank)
     }
 
     /// The host of every rank (built once).
@@ -564,12 +599,6 @@ impl World {
         if timed {
             c.handler_ps += ps;
         }
-    }
-
-    pub(crate) fn count_handler(&self, rank: u32, ps: Ps) {
-        let mut c = self.ranks[rank as usize].counters.borrow_mut();
-        c.handled += 1;
-        c.handler_ps += ps;
     }
 
     /// Whether `rank` sleeps (its sleep word, for thieves in shared memory).

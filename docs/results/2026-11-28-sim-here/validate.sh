@@ -8,13 +8,16 @@
 # sim/machines/here.toml into OUT/predictions.jsonl; compare with
 # docs/results/2026-11-28-sim-device/compare.py --gates OUT.
 # Usage (repository root, nothing else running): validate.sh OUT
+# (PREDICT_ONLY=1: only the predictions, the real runs kept.)
 set -euo pipefail
 out=${1:?usage: validate.sh OUT}
 mkdir -p "$out"
 sim=${UAT_SIM:-target/sim/release/uat-sim}
 benches=("btc --depth 22" "uts -t 1 -b 4 -r 19 -a 3 -d 10" "nqueens 12")
-: >"$out/runs.jsonl"
+: "${PREDICT_ONLY:=0}"
+[ "$PREDICT_ONLY" = 1 ] || : >"$out/runs.jsonl"
 for round in 1 2 3; do
+  [ "$PREDICT_ONLY" = 1 ] && break
   for b in "${benches[@]}"; do
     for fad in native am; do
       for conduit in smp udp; do
