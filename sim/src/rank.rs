@@ -887,6 +887,7 @@ impl Worker<'_, '_> {
         }
         self.ctx.rank().counters.borrow_mut().sleeps += 1;
         let r = self.ctx.rank();
+        let slept_from = self.ctx.now();
         loop {
             if r.finished.get() || !r.resumable.borrow().is_empty() {
                 break;
@@ -912,6 +913,7 @@ impl Worker<'_, '_> {
             }
         }
         lifeline::awake(&view);
+        r.counters.borrow_mut().asleep_ps += self.ctx.now() - slept_from;
         victims.reset();
         if let Some(waker) = lifeline::take_waker(&view, me, w.setup.ranks) {
             if let Some(seg) = self.steal_from(waker) {

@@ -27,6 +27,9 @@ pub struct Outcome {
     pub handler_share: f64,
     /// Idle time (stealing), over all ranks (s).
     pub idle_s: f64,
+    /// Time asleep on the lifelines, over all ranks (s; the runtime's
+    /// `quiescent_s`).
+    pub quiescent_s: f64,
     /// Times a rank went to sleep on its lifelines.
     pub sleeps: u64,
     /// Events processed.
@@ -45,6 +48,7 @@ impl Outcome {
             "msg_handling_s": self.msg_handling_s,
             "handler_share": self.handler_share,
             "idle_s": self.idle_s,
+            "quiescent_s": self.quiescent_s,
             "sleeps": self.sleeps,
             "events": self.events,
         })
@@ -177,6 +181,7 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
         msg_handling_s: 0.0,
         handler_share: 0.0,
         idle_s: 0.0,
+        quiescent_s: 0.0,
         sleeps: 0,
         events,
     };
@@ -188,6 +193,7 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
         o.steals_succeeded += c.steals_succeeded;
         o.msg_handling_s += (c.handler_ps + c.poll_ps) as f64 * 1e-12;
         o.idle_s += c.idle_ps as f64 * 1e-12;
+        o.quiescent_s += c.asleep_ps as f64 * 1e-12;
         o.sleeps += c.sleeps;
     }
     o.handler_share = o.msg_handling_s / (o.time_s * n as f64).max(1e-30);

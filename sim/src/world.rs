@@ -278,6 +278,8 @@ pub(crate) struct Counters {
     pub(crate) sleeps: u64,
     pub(crate) suspensions: u64,
     pub(crate) idle_ps: Ps,
+    /// Time asleep on the lifelines (the runtime's `quiescent_s`).
+    pub(crate) asleep_ps: Ps,
 }
 
 /// One simulated rank's state that others can reach.
