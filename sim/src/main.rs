@@ -211,6 +211,7 @@ fn run(o: Options) -> Result<(), String> {
             obj.insert("empty_check".into(), (empty_check == "on").into());
             obj.insert("steal_protocol".into(), steal_protocol.into());
             obj.insert("poll_interval".into(), poll_interval.into());
+            obj.insert("lifeline_w".into(), lifeline_w.into());
             obj.insert("net_delay_us".into(), net_delay_us.into());
             obj.insert("bench".into(), bench.name().into());
             obj.insert("params".into(), bench.params());
