@@ -26,6 +26,24 @@ pub(crate) struct Frame {
     pub(crate) segment: Vec<usize>,
 }
 
+impl Frame {
+    /// A frame on `rank` about to start its task (its step is set when it
+    /// starts), a child of `parent` (None: the root), `spawned` or called
+    /// inline.
+    pub(crate) fn new(parent: Option<usize>, rank: u32, spawned: bool) -> Frame {
+        Frame {
+            step: Step::Leaf,
+            phase: 0,
+            parent,
+            pending: 0,
+            rank,
+            waiting: false,
+            spawned,
+            segment: Vec::new(),
+        }
+    }
+}
+
 /// Every frame of the job (frames move between ranks with their segment).
 #[derive(Default)]
 pub(crate) struct Frames {

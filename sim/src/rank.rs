@@ -111,16 +111,8 @@ impl Ctx<'_> {
     fn poll(&self, at_spawn: bool) {
         let r = self.rank();
         let c = &self.w.costs;
-        let cost = if at_spawn {
-            c.poll_empty + c.poll_per_peer * (self.w.setup.ranks as u64 - 1)
-        } else {
-            0
-        };
-        {
-            let mut counters = r.counters.borrow_mut();
-            counters.polls += 1;
-            counters.poll_ps += cost;
-        }
+        let cost = if at_spawn { self.w.poll_timed() } else { 0 };
+        r.counters.borrow_mut().poll_ps += cost;
         // A poll takes what had arrived when it began (what arrives during
         // it waits for the next one, as in a subtree run as one event).
         let began = r.now.get();
@@ -160,7 +152,7 @@ struct OwnSim<'a, 'y> {
 /// (never a hang).
 fn wait_bound(w: &World) -> Ps {
     let c = &w.costs;
-    let message = c.latency.max(c.latency_poller) + c.nic_gap * w.setup.ranks_per_host as Ps + w.setup.net_delay;
+    let message = c.latency + c.nic_gap * w.setup.ranks_per_host as Ps + w.setup.net_delay;
     // Every other rank's request may be served before the release.
     let queue = w.setup.ranks as Ps * (c.handler + c.timer);
     1_000_000_000 + 1000 * message + queue
@@ -303,10 +295,7 @@ pub(crate) fn run(w: &World, me: u32, y: &Yielder<(), ()>) {
     );
     let victims = Victims::new(VictimPolicy::Random, s.seed, me, w.host_table(), s.lifeline_w);
     let buddies = lifeline::graph(me, s.ranks, lifeline::default_dimensions(s.ranks));
-    let slots: Vec<u32> = lifeline::incoming(me, s.ranks, lifeline::default_dimensions(s.ranks))
-        .into_iter()
-        .map(|(d, _)| d)
-        .collect();
+    let slots = w.lifeline_slots(me).to_vec();
     let mut worker = Worker {
         ctx: &ctx,
         deque,
@@ -317,16 +306,7 @@ pub(crate) fn run(w: &World, me: u32, y: &Yielder<(), ()>) {
         spawn_ps: (w.costs.spawn as f64 * w.speed(me)).round() as Ps,
     };
     if me == 0 {
-        let root = w.frames.borrow_mut().add(Frame {
-            step: Step::Leaf,
-            phase: 0,
-            parent: None,
-            pending: 0,
-            rank: 0,
-            waiting: false,
-            spawned: false,
-            segment: Vec::new(),
-        });
+        let root = w.frames.borrow_mut().add(Frame::new(None, 0, false));
         worker.start(root, s.bench.root());
         worker.run_stack();
     }
@@ -439,14 +419,7 @@ impl Worker<'_, '_> {
 
     /// The time of one poll at a spawn.
     fn poll_cost(&self) -> Ps {
-        self.poll_timed() + self.ctx.w.costs.poll_point
-    }
-
-    /// The part of a poll at a spawn that the runtime's timer counts
-    /// (`msg_handling_s`).
-    fn poll_timed(&self) -> Ps {
-        let c = &self.ctx.w.costs;
-        c.poll_empty + c.poll_per_peer * (self.ctx.w.setup.ranks as u64 - 1)
+        self.ctx.w.poll_timed() + self.ctx.w.costs.poll_point
     }
 
     /// How long a BTC subtree of depth `d` takes from `since_poll = s`.
@@ -503,8 +476,7 @@ impl Worker<'_, '_> {
         let mut c = self.ctx.rank().counters.borrow_mut();
         c.nodes += nodes;
         c.spawns += spawns;
-        c.polls += polls;
-        c.poll_ps += polls * self.poll_timed();
+        c.poll_ps += polls * self.ctx.w.poll_timed();
     }
 
     /// The BTC subtree of depth `d` that frame `f` started at `t0` was
@@ -566,16 +538,7 @@ impl Worker<'_, '_> {
                 let pushed = self.deque.push(Entry { ctx, top: 1 });
                 assert!(pushed, "simulated deque full ({CAPACITY} entries)");
             }
-            cur = w.frames.borrow_mut().add(Frame {
-                step: Step::Leaf,
-                phase: 0,
-                parent: Some(cur),
-                pending: 0,
-                rank: self.ctx.me,
-                waiting: false,
-                spawned,
-                segment: Vec::new(),
-            });
+            cur = w.frames.borrow_mut().add(Frame::new(Some(cur), self.ctx.me, spawned));
             depth -= 1;
         }
         self.count(nodes, spawns, polls);
@@ -634,16 +597,7 @@ impl Worker<'_, '_> {
                     let fr = frames.get(f);
                     fr.phase += 1;
                     fr.pending += 1;
-                    frames.add(Frame {
-                        step: Step::Leaf,
-                        phase: 0,
-                        parent: Some(f),
-                        pending: 0,
-                        rank: self.ctx.me,
-                        waiting: false,
-                        spawned: spawn,
-                        segment: Vec::new(),
-                    })
+                    frames.add(Frame::new(Some(f), self.ctx.me, spawn))
                 };
                 if spawn {
                     self.spawn_point();

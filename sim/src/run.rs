@@ -32,6 +32,10 @@ pub struct Outcome {
     pub quiescent_s: f64,
     /// Times a rank went to sleep on its lifelines.
     pub sleeps: u64,
+    /// Threads suspended in a join (the runtime's `suspensions`).
+    pub suspensions: u64,
+    /// Messages sent between ranks (requests, replies not counted).
+    pub messages: u64,
     /// Events processed.
     pub events: u64,
 }
@@ -50,6 +54,8 @@ impl Outcome {
             "idle_s": self.idle_s,
             "quiescent_s": self.quiescent_s,
             "sleeps": self.sleeps,
+            "suspensions": self.suspensions,
+            "messages": self.messages,
             "events": self.events,
         })
     }
@@ -67,7 +73,7 @@ pub fn simulate(machine: &Machine, setup: Setup) -> Result<Outcome, MachineError
         )));
     }
     let conduit = machine.conduit(&setup.conduit)?;
-    let costs = Costs::new(machine, conduit, &setup.bench);
+    let costs = Costs::new(machine, conduit, &setup);
     if let Bench::Btc { depth, .. } = setup.bench {
         // The whole tree on one rank, at the slowest speed a rank can draw:
         // its picoseconds must fit 64 bits with room to spare.
@@ -183,6 +189,8 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
         idle_s: 0.0,
         quiescent_s: 0.0,
         sleeps: 0,
+        suspensions: 0,
+        messages: 0,
         events,
     };
     for r in &w.ranks {
@@ -195,6 +203,8 @@ fn drive(w: &'static World) -> Result<Outcome, String> {
         o.idle_s += c.idle_ps as f64 * 1e-12;
         o.quiescent_s += c.asleep_ps as f64 * 1e-12;
         o.sleeps += c.sleeps;
+        o.suspensions += c.suspensions;
+        o.messages += c.messages;
     }
     o.handler_share = o.msg_handling_s / (o.time_s * n as f64).max(1e-30);
     Ok(o)

@@ -101,12 +101,7 @@ pub(crate) fn serve(w: &World, m: &Message, at: Ps) {
         let back = if w.same_host(m.from, m.to) {
             0
         } else {
-            let latency = if w.setup.fad == Fad::RdmaEmulated {
-                c.latency_poller
-            } else {
-                c.latency
-            };
-            latency + (m.bytes as f64 * c.net_ps_per_byte) as Ps
+            c.latency + (m.bytes as f64 * c.net_ps_per_byte) as Ps
         };
         let from = &w.ranks[m.from as usize];
         from.reply.set(value);

@@ -23,7 +23,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use std::sync::atomic::AtomicU64;
 
 use uat_protocol::deque::{Entry, Protocol};
-use uat_protocol::lifeline::{MAX_LIFELINES, QUIESCENT};
+use uat_protocol::lifeline::{self, MAX_LIFELINES, QUIESCENT};
 
 use crate::machine::{Conduit, Machine, Rma};
 use crate::workload::Bench;
@@ -117,8 +117,8 @@ impl Fad {
 #[derive(Clone, Debug)]
 pub(crate) struct Costs {
     pub(crate) rma_by_nic: bool,
+    /// One way between hosts, in this setup's mode.
     pub(crate) latency: Ps,
-    pub(crate) latency_poller: Ps,
     pub(crate) net_ps_per_byte: f64,
     pub(crate) nic_gap: Ps,
     pub(crate) shm_op: Ps,
@@ -140,16 +140,21 @@ pub(crate) struct Costs {
 }
 
 impl Costs {
-    pub(crate) fn new(m: &Machine, c: &Conduit, bench: &Bench) -> Costs {
-        let node = match bench {
+    pub(crate) fn new(m: &Machine, c: &Conduit, setup: &Setup) -> Costs {
+        let node = match setup.bench {
             Bench::Btc { .. } => m.work.btc_ns.value,
             Bench::Uts { .. } => m.work.uts_ns.value,
             Bench::Nqueens { .. } => m.work.nqueens_ns.value,
         };
         Costs {
             rma_by_nic: c.rma == Rma::Nic,
-            latency: ps(c.net_latency_ns.value),
-            latency_poller: ps(c.net_latency_poller_ns.value),
+            // Every message between hosts takes the latency of the mode:
+            // with a polling thread beside each rank, the slower one.
+            latency: ps(if setup.fad == Fad::RdmaEmulated {
+                c.net_latency_poller_ns.value
+            } else {
+                c.net_latency_ns.value
+            }),
             net_ps_per_byte: 1000.0 / c.net_bytes_per_ns.value,
             nic_gap: ps(c.nic_gap_ns.value),
             shm_op: ps(c.shm_op_ns.value),
@@ -270,9 +275,7 @@ pub(crate) struct Counters {
     pub(crate) spawns: u64,
     pub(crate) steals_attempted: u64,
     pub(crate) steals_succeeded: u64,
-    pub(crate) polls: u64,
     pub(crate) poll_ps: Ps,
-    pub(crate) handled: u64,
     pub(crate) handler_ps: Ps,
     pub(crate) messages: u64,
     pub(crate) sleeps: u64,
@@ -341,6 +344,9 @@ pub(crate) struct World {
     pub(crate) frames: RefCell<crate::frames::Frames>,
     /// Every rank's host.
     hosts: Vec<u32>,
+    /// Every rank's lifeline slots that a lifeline ends in (the graph
+    /// inverted once: `lifeline::incoming` per rank would cost O(ranks²)).
+    lifeline_slots: Vec<Vec<u32>>,
     /// The first check that failed: the simulation stops with it.
     pub(crate) error: RefCell<Option<String>>,
 }
@@ -399,6 +405,13 @@ impl World {
             .collect();
         let hosts = setup.ranks.div_ceil(setup.ranks_per_host.max(1)) as usize;
         let host_of: Vec<u32> = (0..setup.ranks).map(hosts_of).collect();
+        let dims = lifeline::default_dimensions(setup.ranks);
+        let mut lifeline_slots = vec![Vec::new(); setup.ranks as usize];
+        for r in 0..setup.ranks {
+            for (d, buddy) in lifeline::graph(r, setup.ranks, dims) {
+                lifeline_slots[buddy as usize].push(d);
+            }
+        }
         let speed_mean = setup.ranks as f64
             / (0..setup.ranks)
                 .map(|r| 1.0 / raw_speed(setup.seed, costs.speed_spread, r))
@@ -418,6 +431,7 @@ impl World {
             speed_mean,
             frames: RefCell::new(crate::frames::Frames::default()),
             hosts: host_of,
+            lifeline_slots,
             error: RefCell::new(None),
         }
     }
@@ -465,6 +479,11 @@ impl World {
 
     fn raw_speed(&self, rank: u32) -> f64 {
         raw_speed(self.setup.seed, self.costs.speed_spread, rank)
+    }
+
+    /// The dimensions whose lifelines end at `rank`.
+    pub(crate) fn lifeline_slots(&self, rank: u32) -> &[u32] {
+        &self.lifeline_slots[rank as usize]
     }
 
     /// The host of every rank (built once).
@@ -552,11 +571,7 @@ impl World {
             let mut nic = self.nic_free.borrow_mut();
             let leave = nic[host].max(at);
             nic[host] = leave + c.nic_gap;
-            let latency = if self.setup.fad == Fad::RdmaEmulated {
-                c.latency_poller
-            } else {
-                c.latency
-            };
+            let latency = c.latency;
             // The emulated cross-host delay (`UAT_NET_DELAY`): once per
             // request that is waited for, and per Active Message request.
             let delayed = reply || self.class(&op) == Class::Am;
@@ -596,11 +611,15 @@ impl World {
     /// A handler of `ps` ran on `rank`'s worker while it waited; `timed`:
     /// the runtime's `msg_handling_s` counts it.
     pub(crate) fn count_busy(&self, rank: u32, ps: Ps, timed: bool) {
-        let mut c = self.ranks[rank as usize].counters.borrow_mut();
-        c.handled += 1;
         if timed {
-            c.handler_ps += ps;
+            self.ranks[rank as usize].counters.borrow_mut().handler_ps += ps;
         }
+    }
+
+    /// The part of a poll at a spawn that the runtime's timer counts
+    /// (`msg_handling_s`): the empty poll, growing with the peers.
+    pub(crate) fn poll_timed(&self) -> Ps {
+        self.costs.poll_empty + self.costs.poll_per_peer * (self.setup.ranks as u64 - 1)
     }
 
     /// Whether `rank` sleeps (its sleep word, for thieves in shared memory).
